@@ -1,0 +1,84 @@
+import { ConfigError, loadConfig, type MachineFacts } from './load-config';
+
+const machine: MachineFacts = { cores: 4, stdoutIsTty: false, cwd: '/srv/corepool' };
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env, machine);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe(loadConfig.name, () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({}, machine);
+    expect(config.http).toEqual({ port: 3000, host: '0.0.0.0', bodyLimitBytes: 1_048_576, binaryBodyLimitBytes: 67_108_864 });
+    expect(config.pool).toMatchObject({ taskTimeoutMs: 30_000, maxTasksPerThread: 0, maxOldGenerationMb: undefined });
+    expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
+    expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
+    expect(config.log).toEqual({ level: 'info', pretty: false });
+    expect(config.jobs.redisUrl).toBeUndefined();
+  });
+
+  it('sizes auto so that processes × threads equals the cores', () => {
+    expect(loadConfig({}, machine)).toMatchObject({ cluster: { workers: 4 }, pool: { threads: 1 } });
+    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine)).toMatchObject({ cluster: { workers: 1 }, pool: { threads: 4 } });
+    expect(loadConfig({ CLUSTER_WORKERS: '2' }, machine).pool.threads).toBe(2);
+    expect(loadConfig({ CLUSTER_WORKERS: '8' }, machine).pool.threads).toBe(1);
+  });
+
+  it('derives the auto queue limit from the thread count', () => {
+    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine).pool.maxQueue).toBe(64);
+    expect(loadConfig({ POOL_MAX_QUEUE: '5' }, machine).pool.maxQueue).toBe(5);
+  });
+
+  it('accepts explicit numbers, including POOL_THREADS=0 for inline mode', () => {
+    const config = loadConfig({ POOL_THREADS: '0', PORT: '8080', READY_QUEUE_HIGH_WATER: '0.5' }, machine);
+    expect(config).toMatchObject({ pool: { threads: 0 }, http: { port: 8080 }, readiness: { queueHighWater: 0.5 } });
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '', WORKER_MAX_OLD_GENERATION_MB: ' ' }, machine).http.port).toBe(3000);
+  });
+
+  it('resolves task modules against the working directory', () => {
+    expect(loadConfig({ TASK_MODULES: 'a.js, /opt/b.js' }, machine).pool.taskModules).toEqual([
+      '/srv/corepool/a.js',
+      '/opt/b.js',
+    ]);
+  });
+
+  it('lists every offending variable at once', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      POOL_THREADS: 'lots',
+      TASK_TIMEOUT_MS: '0',
+      READY_QUEUE_HIGH_WATER: '2',
+      LOG_LEVEL: 'loud',
+      REDIS_URL: 'localhost:6379',
+    });
+    for (const name of ['PORT', 'POOL_THREADS', 'TASK_TIMEOUT_MS', 'READY_QUEUE_HIGH_WATER', 'LOG_LEVEL', 'REDIS_URL']) {
+      expect(problems.some((problem) => problem.includes(name))).toBe(true);
+    }
+    expect(problems.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('names the bad value in each problem', () => {
+    expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([expect.stringContaining('CLUSTER_WORKERS must be `auto` or a whole number')]);
+  });
+
+  it('freezes the result', () => {
+    const config = loadConfig({}, machine);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.pool)).toBe(true);
+    expect(Object.isFrozen(config.pool.taskModules)).toBe(true);
+  });
+
+  it('writes readable logs only for a developer on a terminal', () => {
+    expect(loadConfig({}, { ...machine, stdoutIsTty: true }).log.pretty).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }, { ...machine, stdoutIsTty: true }).log.pretty).toBe(false);
+  });
+});

@@ -1,0 +1,117 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import type { AppConfig } from './app-config';
+import { EnvironmentVariables } from './environment-variables';
+
+/** Queue slots per thread when `POOL_MAX_QUEUE=auto`; see the README's sizing section. */
+export const AUTO_QUEUE_PER_THREAD = 16;
+
+/** Every variable corepool reads; nothing else in the environment is looked at. */
+const VARIABLE_NAMES = [
+  ...Object.keys(new EnvironmentVariables()),
+  'WORKER_MAX_OLD_GENERATION_MB',
+  'REDIS_URL',
+  'TASK_MODULES',
+  'NODE_ENV',
+];
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid environment:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+export interface MachineFacts {
+  /** Cores this process may use (`os.availableParallelism()`). */
+  readonly cores: number;
+  readonly stdoutIsTty: boolean;
+  readonly cwd: string;
+}
+
+const currentMachine = (): MachineFacts => ({
+  cores: availableParallelism(),
+  stdoutIsTty: process.stdout.isTTY === true,
+  cwd: process.cwd(),
+});
+
+/**
+ * Parses and validates the environment once. Every offending variable is
+ * listed in the thrown ConfigError. Empty strings count as unset, as in a
+ * Kubernetes manifest that declares a variable without a value.
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  machine: MachineFacts = currentMachine(),
+): AppConfig {
+  const raw: Record<string, string> = {};
+  for (const key of VARIABLE_NAMES) {
+    const value = env[key]?.trim();
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const vars = plainToInstance(EnvironmentVariables, raw);
+  const errors = validateSync(vars, { forbidUnknownValues: true, stopAtFirstError: true });
+  if (errors.length > 0) throw new ConfigError(errors.flatMap((error) => describe(error, raw)));
+  return deepFreeze(resolveConfig(vars, machine));
+}
+
+/** The message with the value as it was written, not as it was converted (`'x'`, not NaN). */
+function describe(error: ValidationError, raw: Record<string, string>): string[] {
+  const value = JSON.stringify(raw[error.property] ?? error.value);
+  return Object.values(error.constraints ?? {}).map((message) => `${message} (got ${value})`);
+}
+
+function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppConfig {
+  const clusterWorkers = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
+  // Processes × threads should not exceed the cores: a CPU-bound thread beyond
+  // that only adds context switches and makes every task slower.
+  const threads =
+    vars.POOL_THREADS === 'auto'
+      ? Math.max(1, Math.floor(machine.cores / clusterWorkers))
+      : vars.POOL_THREADS;
+  const maxQueue =
+    vars.POOL_MAX_QUEUE === 'auto' ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD : vars.POOL_MAX_QUEUE;
+  return {
+    http: {
+      port: vars.PORT,
+      host: vars.HOST,
+      bodyLimitBytes: vars.BODY_LIMIT_BYTES,
+      binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
+    },
+    cluster: { workers: clusterWorkers },
+    pool: {
+      threads,
+      maxQueue,
+      taskTimeoutMs: vars.TASK_TIMEOUT_MS,
+      maxOldGenerationMb: vars.WORKER_MAX_OLD_GENERATION_MB,
+      maxTasksPerThread: vars.WORKER_MAX_TASKS,
+      niceIncrement: vars.WORKER_NICE_INCREMENT,
+      taskModules: (vars.TASK_MODULES ?? '')
+        .split(',')
+        .map((path) => path.trim())
+        .filter((path) => path !== '')
+        .map((path) => resolve(machine.cwd, path)),
+    },
+    readiness: {
+      queueHighWater: vars.READY_QUEUE_HIGH_WATER,
+      maxEventLoopDelayMs: vars.READY_MAX_EVENT_LOOP_DELAY_MS,
+    },
+    shutdown: { delayMs: vars.SHUTDOWN_DELAY_MS, timeoutMs: vars.SHUTDOWN_TIMEOUT_MS },
+    log: {
+      level: vars.LOG_LEVEL,
+      pretty: vars.NODE_ENV !== 'production' && machine.stdoutIsTty,
+    },
+    jobs: { redisUrl: vars.REDIS_URL },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,45 @@
+/**
+ * The one description of a task, shared by both sides of the pool:
+ * the main thread reads `name`, `description`, `input`, `binary` and `limits`
+ * for the catalog and for validation; a worker thread calls `run`.
+ *
+ * Files that define tasks import nothing from `@nestjs/*`: threads load them,
+ * and a thread should start in milliseconds, not load a web framework.
+ */
+export interface TaskDefinition<Input extends object = object, Output = unknown> {
+  /** URL-safe name: `POST /api/tasks/:name`. */
+  readonly name: string;
+  /** One sentence for the catalog and the OpenAPI document. */
+  readonly description: string;
+  /**
+   * class-validator DTO. For JSON tasks it validates the body; for binary
+   * tasks it validates the query string (the options of the raw-body task).
+   */
+  readonly input: new () => Input;
+  /** Present for tasks whose body is raw bytes instead of JSON. */
+  readonly binary?: BinaryTaskOptions;
+  /** The bounds that keep one valid request from running away; listed in the catalog. */
+  readonly limits: Readonly<Record<string, number | string>>;
+  /**
+   * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
+   * `body` is the raw request body for binary tasks, otherwise undefined.
+   * Return a Uint8Array from a task whose `binary.output` is `'bytes'`.
+   */
+  run(input: Input, body: Uint8Array | undefined): Output | Promise<Output>;
+}
+
+export interface BinaryTaskOptions {
+  /** Accepted request content types, e.g. `['application/octet-stream']`. */
+  readonly contentTypes: readonly string[];
+  /** What the task returns: JSON (default) or raw bytes sent as the response body. */
+  readonly output?: 'json' | 'bytes';
+  /** Response content type when `output` is `'bytes'`; may depend on the input. */
+  responseContentType?(input: object): string;
+}
+
+/** Helps TypeScript infer `Input` from the DTO class while keeping the registry uniform. */
+export function defineTask<Input extends object, Output>(
+  definition: TaskDefinition<Input, Output>,
+): TaskDefinition<Input, Output> {
+  return Object.freeze(definition);
+}
