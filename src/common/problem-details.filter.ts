@@ -1,0 +1,105 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, Errors } from './app-error';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** RFC 9457 problem details, plus corepool's stable `code` and, for validation, `errors`. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  instance?: string;
+  errors?: AppError['extras']['errors'];
+}
+
+/**
+ * The one place where errors become HTTP: every exception, from our code,
+ * from Nest or from Fastify's body parsing, leaves as problem+json with a code.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ProblemDetailsFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    const error = this.toAppError(exception, request);
+    if (reply.sent || reply.raw.destroyed) return;
+    for (const [name, value] of Object.entries(error.extras.headers ?? {}))
+      void reply.header(name, value);
+    void reply
+      .status(error.status)
+      .header('content-type', PROBLEM_CONTENT_TYPE)
+      .send(toProblem(error, request.url));
+  }
+
+  private toAppError(exception: unknown, request: FastifyRequest): AppError {
+    if (exception instanceof AppError) return exception;
+    const fromFastify = fastifyError(exception);
+    if (fromFastify !== undefined) return fromFastify;
+    if (exception instanceof HttpException) return fromHttpException(exception, request);
+    this.logger.error(
+      exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+    );
+    return Errors.internal();
+  }
+}
+
+export function toProblem(error: AppError, instance?: string): ProblemDetails {
+  return {
+    type: `urn:corepool:problem:${error.code.toLowerCase().replaceAll('_', '-')}`,
+    title: error.title,
+    status: error.status,
+    detail: error.message,
+    code: error.code,
+    ...(instance === undefined ? {} : { instance }),
+    ...(error.extras.errors === undefined ? {} : { errors: error.extras.errors }),
+  };
+}
+
+/** Fastify's own errors (body parsing, limits) carry `FST_ERR_*` codes and a status. */
+function fastifyError(exception: unknown): AppError | undefined {
+  const { code, statusCode, message } = (exception ?? {}) as {
+    code?: unknown;
+    statusCode?: unknown;
+    message?: unknown;
+  };
+  if (typeof statusCode !== 'number') return undefined;
+  const detail = typeof message === 'string' ? message : 'Bad request';
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return Errors.payloadTooLarge(detail);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return Errors.unsupportedMediaType(undefined, [], detail);
+    default:
+      // Malformed JSON, prototype poisoning, a bad content-length: the client's request is unusable.
+      return statusCode >= 400 && statusCode < 500
+        ? Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }])
+        : undefined;
+  }
+}
+
+function fromHttpException(exception: HttpException, request: FastifyRequest): AppError {
+  const status: number = exception.getStatus();
+  if (status === Number(HttpStatus.NOT_FOUND)) return Errors.routeNotFound(request.method, request.url);
+  if (status === Number(HttpStatus.PAYLOAD_TOO_LARGE)) return Errors.payloadTooLarge(exception.message);
+  if (status === Number(HttpStatus.UNSUPPORTED_MEDIA_TYPE))
+    return Errors.unsupportedMediaType(undefined, [], exception.message);
+  if (status >= 400 && status < 500) {
+    return Errors.validationFailed(exception.message, [
+      { property: 'request', messages: [exception.message] },
+    ]);
+  }
+  return Errors.internal();
+}
