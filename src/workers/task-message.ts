@@ -1,0 +1,30 @@
+/** What the main thread posts to a worker thread for one task. */
+export interface TaskRequest {
+  readonly task: string;
+  /** The validated input (a plain object: it crosses threads by structured clone). */
+  readonly input: object;
+  /** Raw body of a binary task; transferred, not cloned, when large. */
+  readonly body?: Uint8Array;
+}
+
+/** Times measured by the thread itself, on a clock shared by all threads (epoch ms). */
+export interface TaskTiming {
+  readonly startedAt: number;
+  readonly runMs: number;
+  readonly threadId: number;
+}
+
+/**
+ * What a thread answers. A task's own failure is an answer, not a rejection,
+ * so that a rejected promise always means the thread itself failed (crash,
+ * heap exhausted, aborted): the two need different codes.
+ */
+export type TaskResponse =
+  | (TaskTiming & { readonly ok: true; readonly value: unknown })
+  | (TaskTiming & {
+      readonly ok: false;
+      /** `input`: the client's data was unusable (400); `task`: the task threw (500). */
+      readonly kind: 'input' | 'task';
+      readonly message: string;
+      readonly property?: string;
+    });

@@ -1,0 +1,44 @@
+import { performance } from 'node:perf_hooks';
+import { threadId } from 'node:worker_threads';
+import { TaskInputError } from './task-input-error';
+import type { TaskRequest, TaskResponse } from './task-message';
+import type { TaskRegistry } from './task-registry';
+
+/** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
+export const preciseNow = (): number => performance.timeOrigin + performance.now();
+
+/** A no-op request that makes a fresh thread load its task code before real work arrives. */
+export const WARM_UP_TASK = '';
+
+/**
+ * Runs one task request against a registry and never throws: whatever the
+ * task does, the caller gets a TaskResponse. Used by the thread entry and,
+ * with `POOL_THREADS=0`, directly on the event loop.
+ */
+export function createTaskRunner(registry: TaskRegistry) {
+  return async function runTask(request: TaskRequest): Promise<TaskResponse> {
+    const startedAt = preciseNow();
+    const timing = () => ({ startedAt, runMs: preciseNow() - startedAt, threadId });
+    if (request.task === WARM_UP_TASK) return { ok: true, value: null, ...timing() };
+    const task = registry.get(request.task);
+    if (task === undefined) {
+      return { ok: false, kind: 'task', message: `Unknown task '${request.task}'`, ...timing() };
+    }
+    try {
+      const value: unknown = await task.run(request.input, request.body);
+      return { ok: true, value, ...timing() };
+    } catch (error) {
+      if (error instanceof TaskInputError) {
+        return {
+          ok: false,
+          kind: 'input',
+          message: error.message,
+          property: error.property,
+          ...timing(),
+        };
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      return { ok: false, kind: 'task', message, ...timing() };
+    }
+  };
+}

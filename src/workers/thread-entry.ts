@@ -1,0 +1,37 @@
+/**
+ * The module every worker thread loads (Piscina's `filename`). It imports the
+ * task registry and nothing from Nest, so a thread is ready in milliseconds.
+ */
+// class-transformer's @Type() in task DTOs needs the Reflect metadata API.
+import 'reflect-metadata';
+import { isMainThread, workerData } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { TaskRequest, TaskResponse } from './task-message';
+import { TaskRegistry } from './task-registry';
+import { createTaskRunner } from './task-runner';
+import { ownsWholeBuffer } from './transfer';
+
+export interface ThreadData {
+  readonly taskModules: readonly string[];
+}
+
+const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
+const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
+
+export default async function runInThread(request: TaskRequest): Promise<unknown> {
+  const response = await runTask(request);
+  // Bytes a task produces go back by transfer, as large bodies come in.
+  if (response.ok && response.value instanceof Uint8Array && ownsWholeBuffer(response.value)) {
+    return Piscina.move(transferring(response, response.value.buffer));
+  }
+  return response;
+}
+
+/** Piscina's Transferable protocol: send `response`, transferring `buffer` with it. */
+function transferring(response: TaskResponse, buffer: ArrayBufferLike): MovableInput {
+  const transferable = { [Piscina.transferableSymbol]: [buffer], [Piscina.valueSymbol]: response };
+  // Piscina types the protocol with symbols it does not export; the shape is the documented one.
+  return transferable as unknown as MovableInput;
+}
+
+type MovableInput = Parameters<typeof Piscina.move>[0];

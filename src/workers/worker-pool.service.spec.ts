@@ -1,0 +1,255 @@
+import { performance } from 'node:perf_hooks';
+import { AppError } from '../common/app-error';
+import { testConfig } from '../../test/support/test-config';
+import { TaskRegistry } from './task-registry';
+import { WorkerPoolService, type TaskSettled } from './worker-pool.service';
+
+jest.setTimeout(30_000);
+
+const pools: WorkerPoolService[] = [];
+
+async function startPool(env: Record<string, string> = {}): Promise<WorkerPoolService> {
+  const config = testConfig(env);
+  const pool = new WorkerPoolService(config, TaskRegistry.load(config.pool.taskModules));
+  pools.push(pool);
+  await pool.start();
+  return pool;
+}
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close(1_000)));
+});
+
+/** The AppError code a promise rejects with. */
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error.code;
+    throw error;
+  }
+  throw new Error('expected the task to fail');
+}
+
+async function threadIdOf(pool: WorkerPoolService): Promise<number> {
+  const { value } = await pool.run('thread-id', {});
+  return (value as { threadId: number }).threadId;
+}
+
+/** Retries an assertion for a while: threads are replaced asynchronously. */
+async function eventually(assertion: () => void, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return assertion();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
+/** The pool is back to full size, with `restarts` threads replaced so far. */
+async function fullSize(pool: WorkerPoolService, restarts: number): Promise<void> {
+  await eventually(() =>
+    expect(pool.stats()).toMatchObject({
+      threads: pool.stats().targetThreads,
+      threadRestarts: restarts,
+    }),
+  );
+}
+
+describe(WorkerPoolService.name, () => {
+  it('runs a task on a worker thread and reports its wait and run time', async () => {
+    const pool = await startPool();
+    const result = await pool.run('sleep', { ms: 20 });
+    expect(result.threadId).toBeGreaterThan(0);
+    expect(result.runMs).toBeGreaterThanOrEqual(19);
+    expect(result.waitMs).toBeGreaterThanOrEqual(0);
+    expect(result.value).toEqual({ sleptMs: 20, threadId: result.threadId });
+  });
+
+  it('starts every thread warm before it reports ready', async () => {
+    const pool = await startPool({ POOL_THREADS: '3' });
+    expect(pool.stats()).toMatchObject({
+      ready: true,
+      threads: 3,
+      targetThreads: 3,
+      mode: 'threads',
+    });
+  });
+
+  it('rejects at once with POOL_SATURATED and a Retry-After when the queue is full', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', POOL_MAX_QUEUE: '2' });
+    await pool.run('sleep', { ms: 300 }); // measured run time feeds Retry-After
+    const accepted = [1, 2, 3].map(() => pool.run('sleep', { ms: 300 }));
+    const rejection = pool.run('sleep', { ms: 300 });
+    await expect(rejection).rejects.toMatchObject({ code: 'POOL_SATURATED', status: 503 });
+    const error = (await rejection.catch((e: unknown) => e)) as AppError;
+    expect(Number(error.extras.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    await expect(Promise.all(accepted)).resolves.toHaveLength(3);
+  });
+
+  it('estimates Retry-After from measured run times, not a constant', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', POOL_MAX_QUEUE: '3' });
+    await pool.run('sleep', { ms: 1_500 });
+    const accepted = [1, 2, 3, 4].map(() => pool.run('sleep', { ms: 1_500 }));
+    const error = (await pool.run('sleep', {}).catch((e: unknown) => e)) as AppError;
+    // Three queued tasks of ~1.5 s each on one thread: several seconds, not 1.
+    expect(Number(error.extras.headers?.['retry-after'])).toBeGreaterThanOrEqual(4);
+    await Promise.all(accepted);
+  });
+
+  it('times out a task whose deadline passes while it is queued', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', TASK_TIMEOUT_MS: '800' });
+    const running = pool.run('sleep', { ms: 600 });
+    // Arrived 500 ms ago: 300 ms left, spent waiting behind the running task.
+    const queued = pool.run('sleep', { ms: 10 }, { arrivedAt: performance.now() - 500 });
+    expect(await codeOf(queued)).toBe('TASK_TIMEOUT');
+    await expect(running).resolves.toBeDefined();
+    expect(pool.stats().threadRestarts).toBe(0);
+  });
+
+  it('stops a task that runs past its deadline and replaces its thread', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', TASK_TIMEOUT_MS: '1000' });
+    const before = await threadIdOf(pool);
+    expect(await codeOf(pool.run('spin', {}))).toBe('TASK_TIMEOUT');
+    await fullSize(pool, 1);
+    expect(await threadIdOf(pool)).not.toBe(before);
+  });
+
+  it('cancels a queued task when the client goes away', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const settled: TaskSettled[] = [];
+    pool.onSettled((event) => settled.push(event));
+    const running = pool.run('sleep', { ms: 300 });
+    const client = new AbortController();
+    const queued = pool.run('sleep', { ms: 300 }, { signal: client.signal });
+    client.abort();
+    expect(await codeOf(queued)).toBe('TASK_CANCELLED');
+    await running;
+    expect(settled.map((event) => event.outcome).sort()).toEqual(['cancelled', 'success']);
+    expect(pool.stats().threadRestarts).toBe(0);
+  });
+
+  it('stops a running task when the client goes away', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const client = new AbortController();
+    const spinning = pool.run('spin', {}, { signal: client.signal });
+    setTimeout(() => client.abort(), 100);
+    expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
+    await fullSize(pool, 1);
+    await expect(pool.run('thread-id', {})).resolves.toBeDefined();
+  });
+
+  it('answers WORKER_OUT_OF_MEMORY when a task exhausts its heap, and no other task fails', async () => {
+    const pool = await startPool({ POOL_THREADS: '2', WORKER_MAX_OLD_GENERATION_MB: '32' });
+    const neighbours = [1, 2, 3, 4].map(() => pool.run('sleep', { ms: 50 }));
+    expect(await codeOf(pool.run('oom', {}))).toBe('WORKER_OUT_OF_MEMORY');
+    await expect(Promise.all(neighbours)).resolves.toHaveLength(4);
+    await fullSize(pool, 1);
+  });
+
+  it('answers WORKER_CRASHED when a thread dies, and replaces it', async () => {
+    const pool = await startPool({ POOL_THREADS: '2' });
+    const neighbours = [1, 2, 3, 4].map(() => pool.run('sleep', { ms: 50 }));
+    expect(await codeOf(pool.run('crash', {}))).toBe('WORKER_CRASHED');
+    await expect(Promise.all(neighbours)).resolves.toHaveLength(4);
+    await fullSize(pool, 1);
+  });
+
+  it('answers TASK_FAILED with the message when a task throws, keeping the thread', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const before = await threadIdOf(pool);
+    const error = (await pool
+      .run('throw', { message: 'bad sector' })
+      .catch((e: unknown) => e)) as AppError;
+    expect(error).toMatchObject({ code: 'TASK_FAILED', status: 500, message: 'bad sector' });
+    expect(await threadIdOf(pool)).toBe(before);
+    expect(pool.stats().threadRestarts).toBe(0);
+  });
+
+  it('recycles a thread after WORKER_MAX_TASKS tasks without failing any', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', WORKER_MAX_TASKS: '3' });
+    const ids: number[] = [];
+    for (let i = 0; i < 7; i++) ids.push(await threadIdOf(pool));
+    const [a, b, c] = [ids[0], ids[3], ids[6]];
+    expect(ids).toEqual([a, a, a, b, b, b, c]);
+    expect(new Set([a, b, c]).size).toBe(3);
+    expect(pool.stats()).toMatchObject({ threadsRecycled: 2, threadRestarts: 0 });
+  });
+
+  it('recycles under concurrent load without failing any task', async () => {
+    const pool = await startPool({
+      POOL_THREADS: '2',
+      WORKER_MAX_TASKS: '2',
+      POOL_MAX_QUEUE: '100',
+    });
+    const results = await Promise.all(
+      Array.from({ length: 16 }, () => pool.run('sleep', { ms: 5 })),
+    );
+    expect(results).toHaveLength(16);
+    expect(pool.stats().threadsRecycled).toBeGreaterThanOrEqual(6);
+    await fullSize(pool, 0);
+  });
+
+  it('transfers a large binary body to the thread instead of cloning it', async () => {
+    const pool = await startPool();
+    const body = new Uint8Array(64 * 1024).fill(7);
+    const { value } = await pool.run('byte-length', {}, { body });
+    expect(value).toEqual({ byteLength: 64 * 1024 });
+    expect(body.byteLength).toBe(0); // detached: it moved, nothing was copied
+  });
+
+  it('clones a small body, and never moves a buffer it shares with others', async () => {
+    const pool = await startPool();
+    const small = new Uint8Array(1024);
+    await expect(pool.run('byte-length', {}, { body: small })).resolves.toMatchObject({
+      value: { byteLength: 1024 },
+    });
+    expect(small.byteLength).toBe(1024);
+    const shared = new Uint8Array(200 * 1024);
+    const view = shared.subarray(10, 10 + 100 * 1024);
+    await expect(pool.run('byte-length', {}, { body: view })).resolves.toMatchObject({
+      value: { byteLength: 100 * 1024 },
+    });
+    expect(shared.byteLength).toBe(200 * 1024);
+  });
+
+  it('runs tasks inline on the event loop when POOL_THREADS=0', async () => {
+    const pool = await startPool({ POOL_THREADS: '0' });
+    const result = await pool.run('sleep', { ms: 10 });
+    expect(result.threadId).toBe(0);
+    expect(pool.stats()).toMatchObject({ mode: 'inline', threads: 0, ready: true });
+  });
+
+  it('drains queued and running tasks on close, then refuses new ones', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const tasks = [1, 2, 3].map(() => pool.run('sleep', { ms: 150 }));
+    await expect(pool.close(5_000)).resolves.toBe(true);
+    await expect(Promise.all(tasks)).resolves.toHaveLength(3);
+    expect(await codeOf(pool.run('sleep', {}))).toBe('SHUTTING_DOWN');
+  });
+
+  it('cancels what is left with SHUTTING_DOWN when the drain budget runs out', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const tasks = [1, 2].map((): Promise<string> => codeOf(pool.run('sleep', { ms: 3_000 })));
+    await expect(pool.close(200)).resolves.toBe(false);
+    expect(await Promise.all(tasks)).toEqual(['SHUTTING_DOWN', 'SHUTTING_DOWN']);
+  });
+
+  it('reports wait and run percentiles and counts completed tasks', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    await Promise.all([1, 2, 3].map(() => pool.run('sleep', { ms: 30 })));
+    const stats = pool.stats();
+    expect(stats.completed).toBe(3);
+    expect(stats.runMs.count).toBe(3);
+    expect(stats.runMs.p95).toBeGreaterThanOrEqual(29);
+    expect(stats.waitMs.p95).toBeGreaterThanOrEqual(20); // the third waited for two others
+  });
+
+  it('answers TASK_NOT_FOUND for a name it does not know', async () => {
+    const pool = await startPool();
+    expect(await codeOf(pool.run('nope', {}))).toBe('TASK_NOT_FOUND');
+  });
+});
