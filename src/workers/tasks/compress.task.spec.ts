@@ -1,0 +1,158 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { TaskInputError } from '../task-input-error';
+import { CompressInput, compressTask } from './compress.task';
+
+const text = new TextEncoder().encode('corepool compresses this sentence. '.repeat(200));
+
+async function compress(
+  plain: Partial<CompressInput>,
+  body: Uint8Array | undefined,
+): Promise<Uint8Array> {
+  return compressTask.run(Object.assign(new CompressInput(), plain), body);
+}
+
+async function failure(plain: Partial<CompressInput>, body: Uint8Array): Promise<unknown> {
+  try {
+    await compress(plain, body);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected compress to fail');
+}
+
+async function invalidProperties(query: Record<string, unknown>): Promise<string[]> {
+  const errors = await validate(plainToInstance(CompressInput, query), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+  });
+  return errors.map((error) => error.property);
+}
+
+describe(`${compressTask.name} task`, () => {
+  describe('run', () => {
+    it('gzips so that gunzip restores the body', async () => {
+      const compressed = await compress({ format: 'gzip', level: 6 }, text);
+
+      expect(compressed.byteLength).toBeLessThan(text.byteLength / 10);
+      expect(new Uint8Array(gunzipSync(compressed))).toEqual(text);
+    });
+
+    it('deflates (zlib format) so that inflate restores the body', async () => {
+      const compressed = await compress({ format: 'deflate', level: 9 }, text);
+
+      expect(new Uint8Array(inflateSync(compressed))).toEqual(text);
+    });
+
+    it.each([[0], [6], [11]])('compresses with Brotli at quality %i reversibly', async (level) => {
+      const compressed = await compress({ format: 'br', level }, text);
+
+      expect(new Uint8Array(brotliDecompressSync(compressed))).toEqual(text);
+    });
+
+    it('compresses an empty or missing body', async () => {
+      expect(gunzipSync(await compress({}, undefined)).byteLength).toBe(0);
+      expect(gunzipSync(await compress({}, new Uint8Array(0))).byteLength).toBe(0);
+    });
+
+    it('returns a plain Uint8Array that owns its whole ArrayBuffer, so it can be transferred', async () => {
+      const compressed = await compress({}, text);
+
+      expect(Buffer.isBuffer(compressed)).toBe(false);
+      expect(compressed.byteOffset).toBe(0);
+      expect(compressed.byteLength).toBe(compressed.buffer.byteLength);
+    });
+
+    it('refuses a body larger than the cap of a slow level and names a level that would do', async () => {
+      const error = await failure({ format: 'gzip', level: 9 }, new Uint8Array(1024 * 1024 + 1));
+
+      expect(error).toBeInstanceOf(TaskInputError);
+      expect(error).toMatchObject({
+        property: 'level',
+        message:
+          'gzip level 9 accepts at most 1 MiB; this body has 1048577 bytes: ' +
+          'use level 8 or lower, or a smaller body',
+      });
+    });
+
+    it.each([
+      ['gzip', 9, 20, 6],
+      ['deflate', 7, 30, 5],
+      ['br', 11, 40, 4],
+      ['br', 11, 1.5, 10],
+    ] as const)(
+      'suggests for %s level %i and %p MiB the highest level that fits',
+      async (format, level, mib, suggested) => {
+        const error = await failure({ format, level }, new Uint8Array(mib * 1024 * 1024));
+
+        expect((error as Error).message).toContain(`use level ${suggested} or lower`);
+      },
+    );
+
+    it('answers with the content type of the format', () => {
+      const contentType = (format: CompressInput['format']) =>
+        compressTask.binary?.responseContentType?.(Object.assign(new CompressInput(), { format }));
+
+      expect(contentType('gzip')).toBe('application/gzip');
+      expect(contentType('deflate')).toBe('application/zlib');
+      expect(contentType('br')).toBe('application/x-brotli');
+    });
+  });
+
+  describe('input', () => {
+    it('defaults to gzip at level 6', async () => {
+      expect(plainToInstance(CompressInput, {})).toMatchObject({ format: 'gzip', level: 6 });
+      expect(await invalidProperties({})).toEqual([]);
+    });
+
+    it('converts the level from its query-string form', async () => {
+      const input = plainToInstance(CompressInput, { format: 'br', level: '11' });
+
+      expect(input.level).toBe(11);
+      expect(await invalidProperties({ format: 'br', level: '11' })).toEqual([]);
+    });
+
+    it.each([
+      ['gzip', '1'],
+      ['gzip', '9'],
+      ['deflate', '1'],
+      ['deflate', '9'],
+      ['br', '0'],
+      ['br', '11'],
+    ])('accepts %s at level %s', async (format, level) => {
+      expect(await invalidProperties({ format, level })).toEqual([]);
+    });
+
+    it.each([
+      ['gzip', '0'],
+      ['gzip', '10'],
+      ['deflate', '0'],
+      ['br', '12'],
+      ['br', '-1'],
+      ['gzip', '6.5'],
+      ['gzip', 'fast'],
+      ['gzip', ['6', '7']],
+    ])('rejects %s at level %p', async (format, level) => {
+      expect(await invalidProperties({ format, level })).toEqual(['level']);
+    });
+
+    it('explains the level range of the format', async () => {
+      const [error] = await validate(
+        plainToInstance(CompressInput, { format: 'gzip', level: '0' }),
+      );
+
+      expect(Object.values(error?.constraints ?? {})).toContain(
+        'level must be between 1 and 9 for gzip',
+      );
+    });
+
+    it.each([['zstd'], ['GZIP'], ['']])('rejects format %p', async (format) => {
+      expect(await invalidProperties({ format })).toEqual(['format']);
+    });
+
+    it('rejects unknown query parameters', async () => {
+      expect(await invalidProperties({ quality: '5' })).toEqual(['quality']);
+    });
+  });
+});

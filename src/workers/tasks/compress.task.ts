@@ -1,0 +1,159 @@
+import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, Max, Min, registerDecorator } from 'class-validator';
+import { TaskInputError } from '../task-input-error';
+import { defineTask } from '../task-definition';
+
+const FORMATS = ['gzip', 'deflate', 'br'] as const;
+type CompressionFormat = (typeof FORMATS)[number];
+
+const LEVELS: Readonly<Record<CompressionFormat, { min: number; max: number }>> = {
+  gzip: { min: 1, max: 9 },
+  deflate: { min: 1, max: 9 },
+  br: { min: 0, max: 11 },
+};
+const DEFAULT_LEVEL = 6;
+
+const MIB = 1024 * 1024;
+// The body limit (64 MiB) alone does not bound the time: on input crafted for it (random bytes
+// over a 2- to 32-letter alphabet keep the match finders' chains full), zlib level 9 needs ~3 s
+// per MiB (~200 s for 64 MiB) and Brotli 11 ~3.5 s per MiB. So each slow level caps the body it
+// accepts. Worst time measured at the cap over such inputs, on one core of the reference machine
+// (2-vCPU AMD EPYC, Node 20); runs varied by up to ±40 %, hence caps that aim at ~5 s. Levels not
+// listed take the whole server body limit: gzip 1–5 worst ~4.8 s, Brotli 0–4 worst ~2.6 s.
+const ZLIB_MAX_BODY_BYTES: Readonly<Record<number, number>> = {
+  6: 24 * MIB, // 5.3 s
+  7: 16 * MIB, // 4.9 s
+  8: 2 * MIB, // 3.3 s
+  9: 1 * MIB, // 2.9 s
+};
+const BROTLI_MAX_BODY_BYTES: Readonly<Record<number, number>> = {
+  5: 32 * MIB, // 2.6 s (48 MiB: 7.0 s)
+  6: 32 * MIB, // 4.1 s
+  7: 16 * MIB, // 4.4 s
+  8: 8 * MIB, // 3.8 s
+  9: 6 * MIB, // 3.3 s
+  10: 2 * MIB, // 3.7 s
+  11: 1 * MIB, // 3.7 s
+};
+const MAX_BODY_BYTES: Readonly<Record<CompressionFormat, Readonly<Record<number, number>>>> = {
+  gzip: ZLIB_MAX_BODY_BYTES,
+  deflate: ZLIB_MAX_BODY_BYTES,
+  br: BROTLI_MAX_BODY_BYTES,
+};
+
+const CONTENT_TYPES: Readonly<Record<CompressionFormat, string>> = {
+  gzip: 'application/gzip',
+  deflate: 'application/zlib',
+  br: 'application/x-brotli',
+};
+
+/** Query string of the `compress` task. */
+export class CompressInput {
+  /** `gzip` (RFC 1952), `deflate` (zlib stream, RFC 1950) or `br` (Brotli). */
+  @IsIn(FORMATS)
+  format: CompressionFormat = 'gzip';
+
+  /** Compression level: 1–9 for gzip and deflate, 0–11 (quality) for br. */
+  // Query values arrive as strings.
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(11)
+  @LevelFitsFormat()
+  level = DEFAULT_LEVEL;
+}
+
+/** Compresses the raw request body and returns the compressed bytes. */
+export const compressTask = defineTask<CompressInput, Uint8Array>({
+  name: 'compress',
+  description: 'Compresses the raw request body with gzip, deflate (zlib) or Brotli.',
+  input: CompressInput,
+  binary: {
+    contentTypes: ['application/octet-stream'],
+    output: 'bytes',
+    responseContentType: (input) => CONTENT_TYPES[(input as CompressInput).format],
+  },
+  limits: {
+    gzipLevels: `${LEVELS.gzip.min}-${LEVELS.gzip.max} (default ${DEFAULT_LEVEL})`,
+    brotliLevels: `${LEVELS.br.min}-${LEVELS.br.max} (default ${DEFAULT_LEVEL})`,
+    maxBodyBytesByGzipLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
+    maxBodyBytesByBrotliLevel: describeCaps(BROTLI_MAX_BODY_BYTES),
+  },
+  run({ format, level }, body) {
+    const data = body ?? new Uint8Array(0);
+    const cap = MAX_BODY_BYTES[format][level];
+    if (cap !== undefined && data.byteLength > cap) {
+      throw new TaskInputError(
+        `${format} level ${level} accepts at most ${formatBytes(cap)}; this body has ` +
+          `${data.byteLength} bytes: use level ${highestLevelFor(format, data.byteLength)} or ` +
+          'lower, or a smaller body',
+        'level',
+      );
+    }
+    const compressed =
+      format === 'br'
+        ? brotliCompressSync(data, {
+            params: {
+              [constants.BROTLI_PARAM_QUALITY]: level,
+              [constants.BROTLI_PARAM_SIZE_HINT]: data.byteLength,
+            },
+          })
+        : format === 'gzip'
+          ? gzipSync(data, { level })
+          : deflateSync(data, { level });
+    return ownBuffer(compressed);
+  },
+});
+
+// A small Buffer may be a view into Node's shared 8 KiB pool; copying it into its own
+// ArrayBuffer lets the pool transfer the result to the main thread without dragging (or
+// detaching) unrelated memory along.
+function ownBuffer(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? new Uint8Array(bytes.buffer)
+    : new Uint8Array(bytes);
+}
+
+function highestLevelFor(format: CompressionFormat, bytes: number): number {
+  const { min, max } = LEVELS[format];
+  for (let level = max; level > min; level--) {
+    const cap = MAX_BODY_BYTES[format][level];
+    if (cap === undefined || bytes <= cap) return level;
+  }
+  return min;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= MIB ? `${Math.round((bytes / MIB) * 10) / 10} MiB` : `${bytes} bytes`;
+}
+
+function describeCaps(caps: Readonly<Record<number, number>>): string {
+  const listed = Object.entries(caps).map(([level, bytes]) => `${level}: ${formatBytes(bytes)}`);
+  return `${listed.join(', ')}; other levels: the server body limit`;
+}
+
+function LevelFitsFormat(): PropertyDecorator {
+  const range = (input: CompressInput): { min: number; max: number } | undefined =>
+    (LEVELS as Partial<Record<string, { min: number; max: number }>>)[input.format];
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'levelFitsFormat',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      validator: {
+        validate: (value: unknown, args) => {
+          const limits = range(args?.object as CompressInput);
+          // An unknown format is reported by @IsIn, a non-integer by @IsInt.
+          return (
+            !limits || typeof value !== 'number' || (value >= limits.min && value <= limits.max)
+          );
+        },
+        defaultMessage: (args) => {
+          const input = args?.object as CompressInput;
+          const limits = range(input);
+          return `$property must be between ${limits?.min} and ${limits?.max} for ${input.format}`;
+        },
+      },
+    });
+}

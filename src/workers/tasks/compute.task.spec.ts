@@ -1,0 +1,72 @@
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { ComputeInput, computeTask } from './compute.task';
+
+const maxIterations = computeTask.limits.maxIterations as number;
+const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
+
+async function invalidProperties(plain: object): Promise<string[]> {
+  const errors = await validate(plainToInstance(ComputeInput, plain), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+  });
+  return errors.map((error) => error.property);
+}
+
+describe(`${computeTask.name} task`, () => {
+  describe('run', () => {
+    it('sums sqrt(i)*sin(i) like the tutorial', async () => {
+      let expected = 0;
+      for (let i = 0; i < 1000; i++) expected += Math.sqrt(i) * Math.sin(i);
+
+      const output = await computeTask.run(
+        Object.assign(new ComputeInput(), { iterations: 1000, payloadSize: 0 }),
+        undefined,
+      );
+
+      expect(output.computedValue).toBe(expected);
+    });
+
+    it('reports the length of the processed payload array', async () => {
+      const output = await computeTask.run(
+        Object.assign(new ComputeInput(), { iterations: 0, payloadSize: 12_345 }),
+        undefined,
+      );
+
+      expect(output).toEqual({ computedValue: 0, processedPayloadLength: 12_345 });
+    });
+  });
+
+  describe('input', () => {
+    it('defaults to 10,000,000 iterations and a 100,000-element payload', async () => {
+      const input = plainToInstance(ComputeInput, {});
+
+      expect(input).toMatchObject({ iterations: 10_000_000, payloadSize: 100_000 });
+      expect(await invalidProperties({})).toEqual([]);
+    });
+
+    it('accepts both bounds', async () => {
+      expect(await invalidProperties({ iterations: 0, payloadSize: 0 })).toEqual([]);
+      expect(
+        await invalidProperties({ iterations: maxIterations, payloadSize: maxPayloadSize }),
+      ).toEqual([]);
+    });
+
+    it('rejects values outside the bounds', async () => {
+      expect(await invalidProperties({ iterations: maxIterations + 1 })).toEqual(['iterations']);
+      expect(await invalidProperties({ iterations: -1 })).toEqual(['iterations']);
+      expect(await invalidProperties({ payloadSize: maxPayloadSize + 1 })).toEqual(['payloadSize']);
+    });
+
+    it.each([['1000'], [1.5], [null], [true]])('rejects %p as a count', async (value) => {
+      expect(await invalidProperties({ iterations: value, payloadSize: value })).toEqual([
+        'iterations',
+        'payloadSize',
+      ]);
+    });
+
+    it('rejects unknown properties', async () => {
+      expect(await invalidProperties({ loops: 5 })).toEqual(['loops']);
+    });
+  });
+});

@@ -1,0 +1,54 @@
+import { IsInt, Max, Min } from 'class-validator';
+import { defineTask } from '../task-definition';
+
+// Math.sin of large arguments dominates: ~125 ns per iteration, so 50M iterations took
+// 6.1–7.4 s on one core of the reference machine (2-vCPU AMD EPYC, Node 20).
+const MAX_ITERATIONS = 50_000_000;
+// 10M elements: ~0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
+const MAX_PAYLOAD_SIZE = 10_000_000;
+
+/** Input of the `compute` task; omitted properties take the defaults below. */
+export class ComputeInput {
+  /** Iterations of `result += Math.sqrt(i) * Math.sin(i)`. */
+  // No @IsOptional: the initializer supplies the default, and an explicit null must fail.
+  @IsInt()
+  @Min(0)
+  @Max(MAX_ITERATIONS)
+  iterations = 10_000_000;
+
+  /** Length of the array that is allocated, filled with `i` and mapped to `i * 2`. */
+  @IsInt()
+  @Min(0)
+  @Max(MAX_PAYLOAD_SIZE)
+  payloadSize = 100_000;
+}
+
+/** Result of the `compute` task. */
+export interface ComputeOutput {
+  computedValue: number;
+  processedPayloadLength: number;
+}
+
+/**
+ * The event-loop-blocking workload of the widely copied worker-threads tutorial:
+ * a floating-point loop, then a large array allocated and mapped.
+ */
+export const computeTask = defineTask<ComputeInput, ComputeOutput>({
+  name: 'compute',
+  description:
+    'Sums Math.sqrt(i) * Math.sin(i) over `iterations`, then builds and maps a `payloadSize`-element array.',
+  input: ComputeInput,
+  limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
+  run({ iterations, payloadSize }) {
+    let result = 0;
+    for (let i = 0; i < iterations; i++) result += Math.sqrt(i) * Math.sin(i);
+
+    // Really allocate and walk the memory: the point of the workload is the allocation
+    // pressure as much as the arithmetic.
+    const payload = new Array<number>(payloadSize);
+    for (let i = 0; i < payloadSize; i++) payload[i] = i;
+    const processed = payload.map((value) => value * 2);
+
+    return { computedValue: result, processedPayloadLength: processed.length };
+  },
+});

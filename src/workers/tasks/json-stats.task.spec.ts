@@ -1,0 +1,144 @@
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { TaskInputError } from '../task-input-error';
+import { JsonStatsInput, jsonStatsTask } from './json-stats.task';
+
+const maxFields = jsonStatsTask.limits.maxFields as number;
+
+function statsOf(json: string) {
+  return jsonStatsTask.run(new JsonStatsInput(), new TextEncoder().encode(json));
+}
+
+async function failure(body: Uint8Array | undefined): Promise<unknown> {
+  try {
+    await jsonStatsTask.run(new JsonStatsInput(), body);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected json-stats to fail');
+}
+
+const bytes = (json: string) => new TextEncoder().encode(json);
+
+describe(`${jsonStatsTask.name} task`, () => {
+  describe('run', () => {
+    it('summarises each numeric field: count, min, max, mean and sum', async () => {
+      const output = await statsOf(
+        JSON.stringify([{ price: 10, qty: 1 }, { price: -2.5 }, { price: 4.5, qty: 3 }]),
+      );
+
+      expect(output).toEqual({
+        count: 3,
+        fields: {
+          price: { count: 3, min: -2.5, max: 10, mean: 4, sum: 12 },
+          qty: { count: 2, min: 1, max: 3, mean: 2, sum: 4 },
+        },
+      });
+    });
+
+    it('ignores non-numeric values and numbers too large to be finite', async () => {
+      const output = await statsOf(
+        '[{"a":1,"name":"x","ok":true,"none":null,"nested":{"b":2},"list":[3]},' +
+          '{"a":"2","huge":1e400},{"a":3}]',
+      );
+
+      expect(output).toEqual({
+        count: 3,
+        fields: { a: { count: 2, min: 1, max: 3, mean: 2, sum: 4 } },
+      });
+    });
+
+    it('counts records without numeric fields, and an empty array', async () => {
+      expect(await statsOf('[{}, {"name": "x"}]')).toEqual({ count: 2, fields: {} });
+      expect(await statsOf('[]')).toEqual({ count: 0, fields: {} });
+    });
+
+    it('skips __proto__, constructor and prototype keys without touching any prototype', async () => {
+      const output = await statsOf(
+        '[{"__proto__": 1, "constructor": 2, "prototype": 3, "x": 4},' +
+          ' {"__proto__": {"polluted": 5}, "x": 6}]',
+      );
+
+      expect(Object.keys(output.fields)).toEqual(['x']);
+      expect(Object.getPrototypeOf(output.fields)).toBe(Object.prototype);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it('tracks up to the bound of distinct numeric fields and rejects more', async () => {
+      const record = (count: number) =>
+        Object.fromEntries(Array.from({ length: count }, (_, i) => [`f${i}`, i]));
+
+      const atBound = await statsOf(JSON.stringify([record(maxFields), { x: 'text' }]));
+      expect(Object.keys(atBound.fields)).toHaveLength(maxFields);
+
+      const error = await failure(bytes(JSON.stringify([{}, record(maxFields + 1)])));
+      expect(error).toBeInstanceOf(TaskInputError);
+      expect(error).toMatchObject({
+        property: 'body[1]',
+        message: `body has more than ${maxFields} distinct numeric fields (the first one past the limit is "f${maxFields}")`,
+      });
+    });
+
+    it('rejects invalid UTF-8', async () => {
+      const error = await failure(
+        new Uint8Array([0x5b, 0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d, 0x5d]),
+      );
+
+      expect(error).toBeInstanceOf(TaskInputError);
+      expect(error).toMatchObject({ property: 'body', message: 'body is not valid UTF-8' });
+    });
+
+    it.each([['[{"a": 1},'], [''], ['{"a": 1} trailing']])(
+      'rejects invalid JSON %p',
+      async (json) => {
+        const error = await failure(bytes(json));
+
+        expect(error).toBeInstanceOf(TaskInputError);
+        expect(error).toMatchObject({ property: 'body' });
+        expect((error as Error).message).toMatch(/^body is not valid JSON: /);
+      },
+    );
+
+    it('rejects a missing body as invalid JSON', async () => {
+      expect(await failure(undefined)).toBeInstanceOf(TaskInputError);
+    });
+
+    it.each([
+      ['{"a": 1}', 'an object'],
+      ['42', 'a number'],
+      ['null', 'null'],
+    ])('rejects the top-level value %s', async (json, what) => {
+      expect(await failure(bytes(json))).toMatchObject({
+        property: 'body',
+        message: `body must be a JSON array of objects, got ${what}`,
+      });
+    });
+
+    it.each([
+      ['[{"a": 1}, 2]', 1, 'a number'],
+      ['[{}, {}, {}, [1]]', 3, 'an array'],
+      ['[null]', 0, 'null'],
+      ['[{}, "x"]', 1, 'a string'],
+    ])('rejects %s naming the element that is not an object', async (json, index, what) => {
+      const error = await failure(bytes(json));
+
+      expect(error).toBeInstanceOf(TaskInputError);
+      expect(error).toMatchObject({
+        property: `body[${index}]`,
+        message: `body[${index}] must be an object, got ${what}`,
+      });
+    });
+  });
+
+  describe('input', () => {
+    it('takes no query parameters', async () => {
+      // A DTO without rules has no class-validator metadata, which forbidUnknownValues would
+      // report as an unknown value; the service validates such DTOs with it off.
+      const options = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false };
+
+      expect(await validate(plainToInstance(JsonStatsInput, {}), options)).toEqual([]);
+      const errors = await validate(plainToInstance(JsonStatsInput, { field: 'x' }), options);
+      expect(errors.map((error) => error.property)).toEqual(['field']);
+    });
+  });
+});

@@ -1,0 +1,266 @@
+import {
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsOptional,
+  Max,
+  Min,
+  registerDecorator,
+  ValidateIf,
+} from 'class-validator';
+import { defineTask } from '../task-definition';
+
+// Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
+// so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took ~3.1 s on one core of the
+// reference machine (1200³ ~4.5 s, 1500³ 7.6–11 s once b no longer fits the cache).
+const MAX_DIMENSION = 1_000;
+// Returning the product as JSON costs ~20 bytes per entry; 250,000 entries is ~5 MB.
+const MAX_PRODUCT_ENTRIES = 250_000;
+const OUTPUTS = ['product', 'checksum'] as const;
+
+type Matrix = number[][];
+
+/** Input of the `matrix-multiply` task: either `a` and `b`, or `size` (and `seed`). */
+export class MatrixMultiplyInput {
+  /** Left matrix, as rows. */
+  @ValidateIf((input: MatrixMultiplyInput) => input.size === undefined)
+  @IsDefined({ message: '$property is required unless size is given' })
+  @IsMatrix()
+  a?: Matrix;
+
+  /** Right matrix, as rows; it has as many rows as `a` has columns. */
+  @ValidateIf((input: MatrixMultiplyInput) => input.size === undefined)
+  @IsDefined({ message: '$property is required unless size is given' })
+  @IsMatrix()
+  @RowsMatchColumnsOfA()
+  b?: Matrix;
+
+  /** Multiplies two generated `size`×`size` matrices instead of given ones. */
+  @ValidateIf((input: MatrixMultiplyInput) => input.size !== undefined)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_DIMENSION)
+  @ExcludesGivenMatrices()
+  size?: number;
+
+  /** Seed of the generator used with `size`; the same seed gives the same matrices. */
+  @IsInt()
+  @Min(0)
+  @Max(0xffff_ffff)
+  seed = 1;
+
+  /**
+   * `product` returns every entry; `checksum` only their sum. Default: the product for
+   * given matrices when it has at most `maxProductEntries` entries, otherwise the checksum.
+   */
+  @IsOptional()
+  @IsIn(OUTPUTS)
+  @ProductFits()
+  output?: (typeof OUTPUTS)[number];
+}
+
+/** Result of the `matrix-multiply` task. */
+export interface MatrixMultiplyOutput {
+  rows: number;
+  cols: number;
+  /** Sum of all entries of the product. */
+  checksum: number;
+  product?: Matrix;
+}
+
+/** Multiplies two given or generated matrices of doubles. */
+export const matrixMultiplyTask = defineTask<MatrixMultiplyInput, MatrixMultiplyOutput>({
+  name: 'matrix-multiply',
+  description:
+    'Multiplies matrices a and b, or two seeded random size×size matrices; returns the product or its checksum.',
+  input: MatrixMultiplyInput,
+  limits: { maxDimension: MAX_DIMENSION, maxProductEntries: MAX_PRODUCT_ENTRIES },
+  run(input) {
+    const { a, b, rows, inner, cols } =
+      input.size === undefined
+        ? fromGiven(input.a ?? [], input.b ?? [])
+        : generate(input.size, input.seed);
+    const product = multiply(a, b, rows, inner, cols);
+
+    let checksum = 0;
+    for (const value of product) checksum += value;
+
+    const withProduct =
+      input.output === 'product' ||
+      (input.output === undefined &&
+        input.size === undefined &&
+        rows * cols <= MAX_PRODUCT_ENTRIES);
+    return withProduct
+      ? { rows, cols, checksum, product: toRows(product, rows, cols) }
+      : { rows, cols, checksum };
+  },
+});
+
+interface Operands {
+  a: Float64Array;
+  b: Float64Array;
+  rows: number;
+  inner: number;
+  cols: number;
+}
+
+// i-k-j order: the innermost loop walks a row of b and a row of the product sequentially,
+// instead of striding down a column of b as the textbook i-j-k order does.
+function multiply(
+  a: Float64Array,
+  b: Float64Array,
+  rows: number,
+  inner: number,
+  cols: number,
+): Float64Array {
+  const product = new Float64Array(rows * cols);
+  for (let i = 0; i < rows; i++) {
+    const productRow = product.subarray(i * cols, (i + 1) * cols);
+    for (let k = 0; k < inner; k++) {
+      const aik = a[i * inner + k]!;
+      const bRow = b.subarray(k * cols, (k + 1) * cols);
+      for (let j = 0; j < cols; j++) productRow[j] = productRow[j]! + aik * bRow[j]!;
+    }
+  }
+  return product;
+}
+
+function fromGiven(a: Matrix, b: Matrix): Operands {
+  return {
+    a: Float64Array.from(a.flat()),
+    b: Float64Array.from(b.flat()),
+    rows: a.length,
+    inner: b.length,
+    cols: b[0]?.length ?? 0,
+  };
+}
+
+function generate(size: number, seed: number): Operands {
+  const next = mulberry32(seed);
+  const random = (): Float64Array => {
+    const matrix = new Float64Array(size * size);
+    for (let i = 0; i < matrix.length; i++) matrix[i] = next() * 2 - 1;
+    return matrix;
+  };
+  const a = random();
+  return { a, b: random(), rows: size, inner: size, cols: size };
+}
+
+// mulberry32: a tiny, fast 32-bit PRNG; plenty for test data, and reproducible from the seed
+// (Math.random cannot be seeded).
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function toRows(values: Float64Array, rows: number, cols: number): Matrix {
+  return Array.from({ length: rows }, (_, i) =>
+    Array.from(values.subarray(i * cols, (i + 1) * cols)),
+  );
+}
+
+// Describes what is wrong with a would-be matrix, or returns undefined when it is a non-empty,
+// rectangular array of finite numbers within the dimension bound.
+function matrixProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty array of rows';
+  if (value.length > MAX_DIMENSION) return `must have at most ${MAX_DIMENSION} rows`;
+  const first: unknown = value[0];
+  if (!Array.isArray(first) || first.length === 0)
+    return 'row 0 must be a non-empty array of numbers';
+  if (first.length > MAX_DIMENSION) return `must have at most ${MAX_DIMENSION} columns`;
+  for (let i = 0; i < value.length; i++) {
+    const row: unknown = value[i];
+    if (!Array.isArray(row)) return `row ${i} must be an array of numbers`;
+    if (row.length !== first.length) {
+      return `must be rectangular: row ${i} has ${row.length} entries, row 0 has ${first.length}`;
+    }
+    for (let j = 0; j < row.length; j++) {
+      const entry: unknown = row[j];
+      if (typeof entry !== 'number' || !Number.isFinite(entry)) {
+        return `[${i}][${j}] must be a finite number`;
+      }
+    }
+  }
+  return undefined;
+}
+
+// The dimensions of the product, when they can be known from the (possibly invalid) input.
+function productShape(input: MatrixMultiplyInput): { rows: number; cols: number } | undefined {
+  if (input.size !== undefined) return { rows: input.size, cols: input.size };
+  const first: unknown = input.b?.[0];
+  if (!Array.isArray(input.a) || !Array.isArray(first)) return undefined;
+  return { rows: input.a.length, cols: first.length };
+}
+
+// A property decorator whose check may look at the whole input (cross-field rules).
+function check(
+  name: string,
+  isValid: (value: unknown, input: MatrixMultiplyInput) => boolean,
+  message: (value: unknown, input: MatrixMultiplyInput) => string,
+): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: String(propertyName),
+      validator: {
+        validate: (value: unknown, args) => isValid(value, args?.object as MatrixMultiplyInput),
+        defaultMessage: (args) => message(args?.value, args?.object as MatrixMultiplyInput),
+      },
+    });
+}
+
+function IsMatrix(): PropertyDecorator {
+  return check(
+    'isMatrix',
+    (value) => matrixProblem(value) === undefined,
+    (value) => `$property ${matrixProblem(value) ?? 'must be a matrix'}`,
+  );
+}
+
+function RowsMatchColumnsOfA(): PropertyDecorator {
+  // Only a well-formed a has a column count to compare with; IsMatrix reports a malformed one.
+  const columnsOfA = (input: MatrixMultiplyInput): number | undefined =>
+    matrixProblem(input.a) === undefined ? input.a?.[0]?.length : undefined;
+  return check(
+    'rowsMatchColumnsOfA',
+    (value, input) =>
+      !Array.isArray(value) ||
+      columnsOfA(input) === undefined ||
+      value.length === columnsOfA(input),
+    (value, input) =>
+      `$property must have as many rows as a has columns (${columnsOfA(input)}), ` +
+      `got ${Array.isArray(value) ? value.length : 0}`,
+  );
+}
+
+function ExcludesGivenMatrices(): PropertyDecorator {
+  return check(
+    'excludesGivenMatrices',
+    (_, input) => input.a === undefined && input.b === undefined,
+    () => '$property cannot be combined with a or b: give either a and b, or size',
+  );
+}
+
+function ProductFits(): PropertyDecorator {
+  return check(
+    'productFits',
+    (value, input) => {
+      const shape = productShape(input);
+      return value !== 'product' || !shape || shape.rows * shape.cols <= MAX_PRODUCT_ENTRIES;
+    },
+    (_, input) => {
+      const shape = productShape(input);
+      return (
+        `$property 'product' is limited to ${MAX_PRODUCT_ENTRIES} entries ` +
+        `(this product is ${shape?.rows}×${shape?.cols}); use 'checksum'`
+      );
+    },
+  );
+}
