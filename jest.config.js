@@ -1,9 +1,17 @@
 // Unit specs sit beside the code; end-to-end tests (real HTTP, real threads,
 // real processes) live in test/. `npm test` builds first: the process-level
 // tests start dist/main.js exactly as production does.
+
+// Packages that ship only ES modules. Node 20.19+ can require() them, but
+// jest's own module loader cannot, so jest compiles them to CommonJS.
+// (content-disposition comes with @fastify/static, which serves /docs.)
+const ESM_ONLY = ['content-disposition'];
+
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+  [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true } }],
 };
+const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -14,6 +22,7 @@ module.exports = {
       rootDir: '.',
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform,
+      transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },
     {
@@ -22,6 +31,7 @@ module.exports = {
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
+      transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },
   ],

@@ -10,6 +10,10 @@ import { loadConfig } from './load-config';
 @Module({})
 export class ConfigModule {
   static forRoot(config: AppConfig = loadConfig(process.env)): DynamicModule {
-    return { module: ConfigModule, providers: [{ provide: AppConfig, useValue: config }], exports: [AppConfig] };
+    return {
+      module: ConfigModule,
+      providers: [{ provide: AppConfig, useValue: config }],
+      exports: [AppConfig],
+    };
   }
 }

@@ -15,8 +15,17 @@ function problemsOf(env: Record<string, string>): readonly string[] {
 describe(loadConfig.name, () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({}, machine);
-    expect(config.http).toEqual({ port: 3000, host: '0.0.0.0', bodyLimitBytes: 1_048_576, binaryBodyLimitBytes: 67_108_864 });
-    expect(config.pool).toMatchObject({ taskTimeoutMs: 30_000, maxTasksPerThread: 0, maxOldGenerationMb: undefined });
+    expect(config.http).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      bodyLimitBytes: 1_048_576,
+      binaryBodyLimitBytes: 67_108_864,
+    });
+    expect(config.pool).toMatchObject({
+      taskTimeoutMs: 30_000,
+      maxTasksPerThread: 0,
+      maxOldGenerationMb: undefined,
+    });
     expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
     expect(config.log).toEqual({ level: 'info', pretty: false });
@@ -24,8 +33,14 @@ describe(loadConfig.name, () => {
   });
 
   it('sizes auto so that processes × threads equals the cores', () => {
-    expect(loadConfig({}, machine)).toMatchObject({ cluster: { workers: 4 }, pool: { threads: 1 } });
-    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine)).toMatchObject({ cluster: { workers: 1 }, pool: { threads: 4 } });
+    expect(loadConfig({}, machine)).toMatchObject({
+      cluster: { workers: 4 },
+      pool: { threads: 1 },
+    });
+    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine)).toMatchObject({
+      cluster: { workers: 1 },
+      pool: { threads: 4 },
+    });
     expect(loadConfig({ CLUSTER_WORKERS: '2' }, machine).pool.threads).toBe(2);
     expect(loadConfig({ CLUSTER_WORKERS: '8' }, machine).pool.threads).toBe(1);
   });
@@ -36,12 +51,21 @@ describe(loadConfig.name, () => {
   });
 
   it('accepts explicit numbers, including POOL_THREADS=0 for inline mode', () => {
-    const config = loadConfig({ POOL_THREADS: '0', PORT: '8080', READY_QUEUE_HIGH_WATER: '0.5' }, machine);
-    expect(config).toMatchObject({ pool: { threads: 0 }, http: { port: 8080 }, readiness: { queueHighWater: 0.5 } });
+    const config = loadConfig(
+      { POOL_THREADS: '0', PORT: '8080', READY_QUEUE_HIGH_WATER: '0.5' },
+      machine,
+    );
+    expect(config).toMatchObject({
+      pool: { threads: 0 },
+      http: { port: 8080 },
+      readiness: { queueHighWater: 0.5 },
+    });
   });
 
   it('treats empty values as unset', () => {
-    expect(loadConfig({ PORT: '', WORKER_MAX_OLD_GENERATION_MB: ' ' }, machine).http.port).toBe(3000);
+    expect(loadConfig({ PORT: '', WORKER_MAX_OLD_GENERATION_MB: ' ' }, machine).http.port).toBe(
+      3000,
+    );
   });
 
   it('resolves task modules against the working directory', () => {
@@ -60,14 +84,23 @@ describe(loadConfig.name, () => {
       LOG_LEVEL: 'loud',
       REDIS_URL: 'localhost:6379',
     });
-    for (const name of ['PORT', 'POOL_THREADS', 'TASK_TIMEOUT_MS', 'READY_QUEUE_HIGH_WATER', 'LOG_LEVEL', 'REDIS_URL']) {
+    for (const name of [
+      'PORT',
+      'POOL_THREADS',
+      'TASK_TIMEOUT_MS',
+      'READY_QUEUE_HIGH_WATER',
+      'LOG_LEVEL',
+      'REDIS_URL',
+    ]) {
       expect(problems.some((problem) => problem.includes(name))).toBe(true);
     }
     expect(problems.length).toBeGreaterThanOrEqual(6);
   });
 
   it('names the bad value in each problem', () => {
-    expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([expect.stringContaining('CLUSTER_WORKERS must be `auto` or a whole number')]);
+    expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([
+      expect.stringContaining('CLUSTER_WORKERS must be `auto` or a whole number'),
+    ]);
   });
 
   it('freezes the result', () => {
@@ -79,6 +112,8 @@ describe(loadConfig.name, () => {
 
   it('writes readable logs only for a developer on a terminal', () => {
     expect(loadConfig({}, { ...machine, stdoutIsTty: true }).log.pretty).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'production' }, { ...machine, stdoutIsTty: true }).log.pretty).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: 'production' }, { ...machine, stdoutIsTty: true }).log.pretty,
+    ).toBe(false);
   });
 });

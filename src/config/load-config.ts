@@ -73,7 +73,9 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       ? Math.max(1, Math.floor(machine.cores / clusterWorkers))
       : vars.POOL_THREADS;
   const maxQueue =
-    vars.POOL_MAX_QUEUE === 'auto' ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD : vars.POOL_MAX_QUEUE;
+    vars.POOL_MAX_QUEUE === 'auto'
+      ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
+      : vars.POOL_MAX_QUEUE;
   return {
     http: {
       port: vars.PORT,

@@ -1,0 +1,24 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ComputeModule } from './compute/compute.module';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
+import { WorkersModule } from './workers/workers.module';
+
+@Module({})
+export class AppModule {
+  /** `config` defaults to the process environment; tests pass their own. */
+  static forRoot(config?: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        WorkersModule,
+        ComputeModule,
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,44 @@
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { TaskInvokerService } from './task-invoker.service';
+import type { ComputeResponseDto } from './dto/compute-response.dto';
+
+interface ComputeOutput {
+  computedValue: number;
+  processedPayloadLength: number;
+}
+
+/**
+ * `POST /api/compute`, wire-compatible with the widely copied worker-threads
+ * tutorial, so load scripts written for it run against corepool unchanged.
+ */
+@ApiTags('compute')
+@Controller('api/compute')
+export class ComputeController {
+  constructor(private readonly invoker: TaskInvokerService) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ summary: "The tutorial's heavy computation, run on the worker pool" })
+  async compute(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<ComputeResponseDto> {
+    const { result } = await this.invoker.invoke('compute', request, reply);
+    const output = result.value as ComputeOutput;
+    return {
+      success: true,
+      message: 'Heavy computation completed successfully',
+      metrics: {
+        status: 'success',
+        executionTimeMs: Math.round(result.runMs * 100) / 100,
+        data: {
+          computedValue: output.computedValue,
+          processedPayloadLength: output.processedPayloadLength,
+          workerId: result.threadId,
+        },
+      },
+    };
+  }
+}

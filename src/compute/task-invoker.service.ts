@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Errors } from '../common/app-error';
+import { validateInput } from '../common/validation';
+import type { TaskDefinition } from '../workers/task-definition';
+import { TaskRegistry } from '../workers/task-registry';
+import { WorkerPoolService, type TaskResult } from '../workers/worker-pool.service';
+import { clientAbortSignal } from './client-abort';
+
+export interface InvokedTask {
+  readonly task: TaskDefinition;
+  /** The validated input the task ran with. */
+  readonly input: object;
+  readonly result: TaskResult;
+}
+
+/**
+ * The HTTP side of running a task: checks the content type against the task,
+ * validates its input on the main thread, and runs it on the pool with the
+ * request's deadline and the client's disconnect as cancellation.
+ */
+@Injectable()
+export class TaskInvokerService {
+  constructor(
+    private readonly registry: TaskRegistry,
+    private readonly pool: WorkerPoolService,
+  ) {}
+
+  async invoke(name: string, request: FastifyRequest, reply: FastifyReply): Promise<InvokedTask> {
+    const task = this.registry.get(name);
+    if (task === undefined) throw Errors.taskNotFound(name);
+    const { input, body } = await this.readInput(task, request);
+    const result = await this.pool.run(name, input, {
+      body,
+      signal: clientAbortSignal(reply),
+      arrivedAt: request.arrivedAt,
+    });
+    return { task, input, result };
+  }
+
+  /** Binary tasks: raw body plus options in the query. JSON tasks: the body is the input. */
+  private async readInput(
+    task: TaskDefinition,
+    request: FastifyRequest,
+  ): Promise<{ input: object; body?: Uint8Array }> {
+    const contentType = mediaType(request.headers['content-type']);
+    if (task.binary !== undefined) {
+      if (contentType === undefined || !task.binary.contentTypes.includes(contentType)) {
+        throw Errors.unsupportedMediaType(contentType, task.binary.contentTypes);
+      }
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      return { input: await validateInput(task.input, request.query, 'query'), body };
+    }
+    // No body at all means "all defaults", as the tutorial's clients expect.
+    if (contentType !== undefined && contentType !== 'application/json') {
+      throw Errors.unsupportedMediaType(contentType, ['application/json']);
+    }
+    if (Object.keys(request.query as object).length > 0) {
+      throw Errors.validationFailed(
+        'This task takes its input from the JSON body, not the query string',
+        [{ property: 'query', messages: ['query parameters are not accepted for this task'] }],
+      );
+    }
+    return { input: await validateInput(task.input, request.body) };
+  }
+}
+
+/** `application/json; charset=utf-8` → `application/json`. */
+export function mediaType(header: string | undefined): string | undefined {
+  const type = header?.split(';')[0]?.trim().toLowerCase();
+  return type === '' ? undefined : type;
+}

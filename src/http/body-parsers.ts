@@ -1,0 +1,60 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Errors } from '../common/app-error';
+
+export interface BodyParserOptions {
+  readonly jsonLimitBytes: number;
+  readonly binaryLimitBytes: number;
+  /** Every content type some binary task accepts, besides JSON. */
+  readonly rawContentTypes: readonly string[];
+  /** True when this request's body goes raw to a binary task. */
+  readonly isRawBody: (request: FastifyRequest) => boolean;
+}
+
+/**
+ * Body parsing for the whole app (Nest's own parsers are switched off):
+ * - JSON is parsed with Fastify's parser, which rejects `__proto__` and
+ *   `constructor.prototype` keys, and held to the JSON limit;
+ * - a binary task's body, whatever its type (a big JSON document for
+ *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
+ * Oversized bodies with a Content-Length are refused before they are read.
+ */
+export function registerBodyParsers(fastify: FastifyInstance, options: BodyParserOptions): void {
+  const limitFor = (request: FastifyRequest) =>
+    options.isRawBody(request) ? options.binaryLimitBytes : options.jsonLimitBytes;
+
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    const limit = limitFor(request);
+    done(length > limit ? Errors.payloadTooLarge(limit) : undefined);
+  });
+
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
+    (request, body, done) => {
+      const bytes = body as Buffer;
+      if (options.isRawBody(request)) return done(null, bytes);
+      const limit = limitFor(request);
+      if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
+      // Fastify's parser accepts a Buffer as well as a string.
+      return parseJson(request, bytes as unknown as string, done);
+    },
+  );
+  const rawTypes = [...new Set(options.rawContentTypes)].filter(
+    (type) => type !== 'application/json',
+  );
+  if (rawTypes.length > 0) {
+    fastify.addContentTypeParser(
+      rawTypes,
+      { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
+      (request, body, done) => {
+        const bytes = body as Buffer;
+        const limit = limitFor(request);
+        if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
+        return done(null, bytes);
+      },
+    );
+  }
+}
