@@ -1,18 +1,27 @@
 import 'reflect-metadata';
+import cluster from 'node:cluster';
+import { runPrimary } from './cluster/primary';
+import type { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { createApp } from './http/create-app';
 
-async function bootstrap(): Promise<void> {
-  const config = loadConfig(process.env);
+/** One HTTP process: the Nest application with its worker-thread pool. */
+async function runServer(config: AppConfig): Promise<void> {
   const app = await createApp(config);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen({ port: config.http.port, host: config.http.host });
 }
 
+async function bootstrap(): Promise<void> {
+  const config = loadConfig(process.env);
+  if (config.cluster.workers > 1 && cluster.isPrimary) runPrimary(config);
+  else await runServer(config);
+}
+
 bootstrap().catch((error: unknown) => {
   // Before the logger exists, stderr is the only place a reason can go.
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error)}\n`,
-  );
+  const reason =
+    error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error);
+  process.stderr.write(`${reason}\n`);
   process.exit(1);
 });
