@@ -6,8 +6,11 @@ export interface BodyParserOptions {
   readonly binaryLimitBytes: number;
   /** Every content type some binary task accepts, besides JSON. */
   readonly rawContentTypes: readonly string[];
-  /** True when this request's body goes raw to a binary task. */
-  readonly isRawBody: (request: FastifyRequest) => boolean;
+  /**
+   * The body limit when this request's body goes raw to a binary task
+   * (the task's own, if tighter), or undefined for a JSON body.
+   */
+  readonly rawBodyLimit: (request: FastifyRequest) => number | undefined;
 }
 
 /**
@@ -20,7 +23,7 @@ export interface BodyParserOptions {
  */
 export function registerBodyParsers(fastify: FastifyInstance, options: BodyParserOptions): void {
   const limitFor = (request: FastifyRequest) =>
-    options.isRawBody(request) ? options.binaryLimitBytes : options.jsonLimitBytes;
+    options.rawBodyLimit(request) ?? options.jsonLimitBytes;
 
   fastify.addHook('onRequest', (request, _reply, done) => {
     const length = Number(request.headers['content-length'] ?? 0);
@@ -35,9 +38,9 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
     { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
     (request, body, done) => {
       const bytes = body as Buffer;
-      if (options.isRawBody(request)) return done(null, bytes);
       const limit = limitFor(request);
       if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
+      if (options.rawBodyLimit(request) !== undefined) return done(null, bytes);
       // Fastify's parser accepts a Buffer as well as a string.
       return parseJson(request, bytes as unknown as string, done);
     },

@@ -49,7 +49,12 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     jsonLimitBytes: config.http.bodyLimitBytes,
     binaryLimitBytes: config.http.binaryBodyLimitBytes,
     rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
-    isRawBody: (request) => rawBodyTask(request, registry) !== undefined,
+    rawBodyLimit: (request) => {
+      const task = rawBodyTask(request, registry);
+      if (task === undefined) return undefined;
+      const taskLimit = task.binary?.maxBodyBytes ?? Infinity;
+      return Math.min(taskLimit, config.http.binaryBodyLimitBytes);
+    },
   });
   setupOpenApi(app);
   await app.init();

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { TaskDefinition } from '../workers/task-definition';
 import type { TaskRegistry } from '../workers/task-registry';
 
 /**
@@ -7,9 +8,13 @@ import type { TaskRegistry } from '../workers/task-registry';
  * as large as BINARY_BODY_LIMIT_BYTES; every other body is parsed as JSON on
  * the event loop and held to BODY_LIMIT_BYTES.
  */
-export function rawBodyTask(request: FastifyRequest, registry: TaskRegistry): string | undefined {
+export function rawBodyTask(
+  request: FastifyRequest,
+  registry: TaskRegistry,
+): TaskDefinition | undefined {
   const name = taskNameOf(request);
-  return name !== undefined && registry.get(name)?.binary !== undefined ? name : undefined;
+  const task = name === undefined ? undefined : registry.get(name);
+  return task?.binary !== undefined ? task : undefined;
 }
 
 function taskNameOf(request: FastifyRequest): string | undefined {

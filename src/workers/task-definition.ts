@@ -31,6 +31,11 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
 export interface BinaryTaskOptions {
   /** Accepted request content types, e.g. `['application/octet-stream']`. */
   readonly contentTypes: readonly string[];
+  /**
+   * A tighter body limit than BINARY_BODY_LIMIT_BYTES, for tasks whose cost
+   * grows faster than their input; larger bodies get 413 before they are read.
+   */
+  readonly maxBodyBytes?: number;
   /** What the task returns: JSON (default) or raw bytes sent as the response body. */
   readonly output?: 'json' | 'bytes';
   /** Response content type when `output` is `'bytes'`; may depend on the input. */
