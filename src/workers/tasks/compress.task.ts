@@ -75,9 +75,9 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     responseContentType: (input) => CONTENT_TYPES[(input as CompressInput).format],
   },
   limits: {
-    gzipLevels: `${LEVELS.gzip.min}-${LEVELS.gzip.max} (default ${DEFAULT_LEVEL})`,
+    gzipAndDeflateLevels: `${LEVELS.gzip.min}-${LEVELS.gzip.max} (default ${DEFAULT_LEVEL})`,
     brotliLevels: `${LEVELS.br.min}-${LEVELS.br.max} (default ${DEFAULT_LEVEL})`,
-    maxBodyBytesByGzipLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
+    maxBodyBytesByGzipAndDeflateLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
     maxBodyBytesByBrotliLevel: describeCaps(BROTLI_MAX_BODY_BYTES),
   },
   run({ format, level }, body) {

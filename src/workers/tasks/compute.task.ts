@@ -1,10 +1,10 @@
 import { IsInt, Max, Min } from 'class-validator';
 import { defineTask } from '../task-definition';
 
-// Math.sin of large arguments dominates: ~125 ns per iteration, so 50M iterations took
-// 6.1–7.4 s on one core of the reference machine (2-vCPU AMD EPYC, Node 20).
+// Math.sin of large arguments dominates (~0.13 µs per iteration). Both bounds at once, on one
+// core of the reference machine (2-vCPU AMD EPYC, Node 20): 6.5–6.9 s, ~260 MB RSS.
 const MAX_ITERATIONS = 50_000_000;
-// 10M elements: ~0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
+// 10M elements alone: 0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
 const MAX_PAYLOAD_SIZE = 10_000_000;
 
 /** Input of the `compute` task; omitted properties take the defaults below. */

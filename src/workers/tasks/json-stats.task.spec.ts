@@ -4,9 +4,12 @@ import { TaskInputError } from '../task-input-error';
 import { JsonStatsInput, jsonStatsTask } from './json-stats.task';
 
 const maxFields = jsonStatsTask.limits.maxFields as number;
+const maxDepth = jsonStatsTask.limits.maxDepth as number;
+const maxContainers = jsonStatsTask.limits.maxObjectsAndArrays as number;
+const maxDistinct = jsonStatsTask.limits.maxDistinctStringsAndKeyOrders as number;
 
 function statsOf(json: string) {
-  return jsonStatsTask.run(new JsonStatsInput(), new TextEncoder().encode(json));
+  return jsonStatsTask.run(new JsonStatsInput(), bytes(json));
 }
 
 async function failure(body: Uint8Array | undefined): Promise<unknown> {
@@ -18,7 +21,12 @@ async function failure(body: Uint8Array | undefined): Promise<unknown> {
   throw new Error('expected json-stats to fail');
 }
 
-const bytes = (json: string) => new TextEncoder().encode(json);
+// Copied into a Uint8Array of the test's own realm: jest's TextEncoder returns one of the outer
+// realm, which V8 reads far more slowly from code in the test's context.
+const bytes = (json: string) => new Uint8Array(new TextEncoder().encode(json));
+// A leading byte that JSON.parse rejects at once: the scan before it still counts everything,
+// so a body at a bound shows that the bound let it through without paying for the parse.
+const scannedOnly = (json: string) => bytes(`x${json}`);
 
 describe(`${jsonStatsTask.name} task`, () => {
   describe('run', () => {
@@ -76,6 +84,67 @@ describe(`${jsonStatsTask.name} task`, () => {
       expect(error).toMatchObject({
         property: 'body[1]',
         message: `body has more than ${maxFields} distinct numeric fields (the first one past the limit is "f${maxFields}")`,
+      });
+    });
+
+    it('is not confused by quotes, brackets and escapes inside strings', async () => {
+      const output = await statsOf(JSON.stringify([{ 'a"{[': 1, b: '}]\\', 'c\\"': 2 }]));
+
+      expect(output).toEqual({
+        count: 1,
+        fields: {
+          'a"{[': { count: 1, min: 1, max: 1, mean: 1, sum: 1 },
+          'c\\"': { count: 1, min: 2, max: 2, mean: 2, sum: 2 },
+        },
+      });
+    });
+
+    it('accepts nesting up to the depth bound and rejects deeper nesting before parsing', async () => {
+      // The top-level array and the record take two levels.
+      const nested = (levels: number) =>
+        `[{"a":${'['.repeat(levels - 2)}${']'.repeat(levels - 2)}}]`;
+
+      expect(await statsOf(nested(maxDepth))).toEqual({ count: 1, fields: {} });
+      expect(await failure(bytes(nested(maxDepth + 1)))).toMatchObject({
+        property: 'body',
+        message: `body nests objects and arrays deeper than ${maxDepth} levels`,
+      });
+    });
+
+    it('rejects more objects and arrays than the bound before parsing', async () => {
+      // The top-level array counts too.
+      const records = (count: number) => `[${'{},'.repeat(count - 1)}{}]`;
+
+      expect(await failure(scannedOnly(records(maxContainers - 1)))).toMatchObject({
+        message: expect.stringMatching(/^body is not valid JSON/),
+      });
+      expect(await failure(bytes(records(maxContainers)))).toMatchObject({
+        property: 'body',
+        message: `body has more than ${maxContainers} objects and arrays`,
+      });
+    });
+
+    it('rejects more distinct strings than the bound, but not repeated ones', async () => {
+      const strings = (count: number, distinct: number) =>
+        `[{"s":[${Array.from({ length: count }, (_, i) => `"${i % distinct}"`).join(',')}]}]`;
+
+      // "s" is one more distinct string, and its key order one more.
+      expect(await failure(scannedOnly(strings(maxDistinct, maxDistinct - 2)))).toMatchObject({
+        message: expect.stringMatching(/^body is not valid JSON/),
+      });
+      expect(await failure(bytes(strings(maxDistinct, maxDistinct - 1)))).toMatchObject({
+        property: 'body',
+        message: `body has more than ${maxDistinct} distinct strings and object key orders`,
+      });
+    });
+
+    it('counts each distinct key order, as each costs JSON.parse a hidden class', async () => {
+      // Two keys drawn from a small set, in every order: few distinct strings, many orders.
+      const keys = Array.from({ length: Math.ceil(Math.sqrt(maxDistinct)) + 1 }, (_, i) => `k${i}`);
+      const records = keys.flatMap((first) => keys.map((second) => `{"${first}":0,"${second}":0}`));
+
+      expect(await failure(bytes(`[${records.join(',')}]`))).toMatchObject({
+        message: `body has more than ${maxDistinct} distinct strings and object key orders`,
       });
     });
 
