@@ -32,12 +32,16 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts the built service (`dist/main.js`, as production does) as a real
- * child process on a free loopback port, and waits until `readyPath` answers 200.
+ * child process on a free loopback port, and waits until `readyPath` answers 200
+ * (`readyPath: null` does not wait, for a service expected to fail).
  * The fault tasks are loaded too, unless `TASK_MODULES` is overridden.
  */
 export async function startService(
   env: Record<string, string> = {},
-  { readyPath = '/health/live', timeoutMs = 30_000 } = {},
+  {
+    readyPath = '/health/live' as string | null,
+    timeoutMs = 30_000,
+  }: { readyPath?: string | null; timeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
@@ -95,7 +99,7 @@ export async function startService(
   };
 
   const until = Date.now() + timeoutMs;
-  for (;;) {
+  for (; readyPath !== null;) {
     if (child.exitCode !== null) {
       throw new Error(
         `service exited with ${child.exitCode} before it was ready:\n${lines.join('\n')}`,
