@@ -41,10 +41,17 @@ export async function startService(
   {
     readyPath = '/health/live' as string | null,
     timeoutMs = 30_000,
-  }: { readyPath?: string | null; timeoutMs?: number } = {},
+    cwd = undefined as string | undefined,
+  }: {
+    readyPath?: string | null;
+    timeoutMs?: number;
+    /** Run `dist/main.js` of this directory instead of the repository's. */
+    cwd?: string;
+  } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, cwd === undefined ? [MAIN] : ['dist/main.js'], {
+    cwd,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
