@@ -39,9 +39,9 @@ export async function freePort(): Promise<number> {
 export async function startService(
   env: Record<string, string> = {},
   {
-    readyPath = '/health/live' as string | null,
+    readyPath = '/health/live',
     timeoutMs = 30_000,
-    cwd = undefined as string | undefined,
+    cwd,
   }: {
     readyPath?: string | null;
     timeoutMs?: number;
