@@ -3,6 +3,7 @@ import { ComputeModule } from './compute/compute.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { WorkersModule } from './workers/workers.module';
 
@@ -16,6 +17,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule,
         WorkersModule,
+        LifecycleModule,
         ComputeModule,
         HealthModule,
       ],

@@ -1,15 +1,20 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import { notifyPrimaryReady } from './cluster/cluster-messages';
 import { runPrimary } from './cluster/primary';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { createApp } from './http/create-app';
+import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
 async function runServer(config: AppConfig): Promise<void> {
   const app = await createApp(config);
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen({ port: config.http.port, host: config.http.host });
+  // Signals drain the process (README: "Graceful shutdown") instead of Nest's plain close.
+  exitOnShutdownSignals(app);
+  // Listening with warm threads: a rolling reload may now retire the process this one replaces.
+  notifyPrimaryReady();
 }
 
 async function bootstrap(): Promise<void> {

@@ -1,16 +1,67 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import type { FastifyReply } from 'fastify';
+import { EventLoopHealthIndicator } from './event-loop.health';
+import { MemoryHealthIndicator } from './memory.health';
+import { PoolHealthIndicator } from './pool.health';
+import { ShutdownHealthIndicator } from './shutdown.health';
 
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
-  constructor(private readonly health: HealthCheckService) {}
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly pool: PoolHealthIndicator,
+    private readonly eventLoop: EventLoopHealthIndicator,
+    private readonly shutdown: ShutdownHealthIndicator,
+    private readonly memory: MemoryHealthIndicator,
+  ) {}
 
   /** Liveness: answering at all proves the event loop turns; the pool's load never matters here. */
   @Get('live')
   @HealthCheck()
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
+  }
+
+  /** Readiness: 503 while starting, saturated, slow on the event loop, or shutting down. */
+  @Get('ready')
+  @HealthCheck()
+  ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return this.answer(reply, [
+      () => this.shutdown.isReady('lifecycle'),
+      () => this.pool.isReady('pool'),
+      () => this.eventLoop.isReady('eventLoop'),
+    ]);
+  }
+
+  /** Readiness with details: pool, event loop and memory. */
+  @Get()
+  @HealthCheck()
+  details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return this.answer(reply, [
+      () => this.shutdown.isReady('lifecycle'),
+      () => this.pool.isReady('pool', true),
+      () => this.eventLoop.isReady('eventLoop'),
+      () => this.memory.report('memory'),
+    ]);
+  }
+
+  /**
+   * Terminus reports "down" by throwing a 503 whose response is the health
+   * body; probes expect that body (Terminus's shape), not a problem document.
+   */
+  private async answer(
+    reply: FastifyReply,
+    checks: Parameters<HealthCheckService['check']>[0],
+  ): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check(checks);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      void reply.status(error.getStatus());
+      return error.getResponse() as HealthCheckResult;
+    }
   }
 }

@@ -1,9 +1,20 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { WorkersModule } from '../workers/workers.module';
+import { EventLoopHealthIndicator } from './event-loop.health';
 import { HealthController } from './health.controller';
+import { MemoryHealthIndicator } from './memory.health';
+import { PoolHealthIndicator } from './pool.health';
+import { ShutdownHealthIndicator } from './shutdown.health';
 
 @Module({
-  imports: [TerminusModule.forRoot({ logger: false })],
+  imports: [TerminusModule.forRoot({ logger: false }), WorkersModule],
   controllers: [HealthController],
+  providers: [
+    PoolHealthIndicator,
+    EventLoopHealthIndicator,
+    ShutdownHealthIndicator,
+    MemoryHealthIndicator,
+  ],
 })
 export class HealthModule {}

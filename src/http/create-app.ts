@@ -6,6 +6,7 @@ import { AppModule } from '../app.module';
 import { ProblemDetailsFilter } from '../common/problem-details.filter';
 import { VALIDATOR_OPTIONS, validationError } from '../common/validation';
 import type { AppConfig } from '../config/app-config';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { TaskRegistry } from '../workers/task-registry';
 import { registerBodyParsers } from './body-parsers';
 import { setupOpenApi } from './openapi';
@@ -45,6 +46,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   const registry = app.get(TaskRegistry);
   registerRequestContext(fastify);
+  app.get(ShutdownService).attach(fastify);
   registerBodyParsers(fastify, {
     jsonLimitBytes: config.http.bodyLimitBytes,
     binaryLimitBytes: config.http.binaryBodyLimitBytes,

@@ -16,6 +16,10 @@ export interface LoadOptions {
   readonly until: Promise<unknown>;
   /** Safety bound on requests per worker. */
   readonly maxPerWorker?: number;
+  /** Gives up on a request after this long (counted as `no answer`); unset: waits. */
+  readonly requestTimeoutMs?: number;
+  /** Called with each outcome as it happens (`ok` or the failure's label). */
+  readonly onResult?: (outcome: string) => void;
 }
 
 /**
@@ -33,6 +37,7 @@ export async function steadyLoad(options: LoadOptions): Promise<LoadCounts> {
     for (let i = 0; !stopped && i < (options.maxPerWorker ?? 10_000); i++) {
       counts.sent += 1;
       const outcome = await send(options);
+      options.onResult?.(outcome);
       if (outcome === 'ok') counts.succeeded += 1;
       else counts.failed[outcome] = (counts.failed[outcome] ?? 0) + 1;
     }
@@ -41,9 +46,10 @@ export async function steadyLoad(options: LoadOptions): Promise<LoadCounts> {
   return counts;
 }
 
-async function send({ url, path, body }: LoadOptions): Promise<string> {
+async function send({ url, path, body, requestTimeoutMs }: LoadOptions): Promise<string> {
   try {
     const response = await fetch(`${url}${path}`, {
+      signal: requestTimeoutMs === undefined ? undefined : AbortSignal.timeout(requestTimeoutMs),
       method: body === undefined ? 'GET' : 'POST',
       headers:
         body === undefined
@@ -58,7 +64,10 @@ async function send({ url, path, body }: LoadOptions): Promise<string> {
     } catch {
       return `HTTP ${response.status}`;
     }
-  } catch {
+  } catch (error) {
+    // Refused: the service was not listening, so it never accepted the request.
+    if ((error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') return 'refused';
+    if ((error as Error).name === 'TimeoutError') return 'no answer';
     return 'network error';
   }
 }

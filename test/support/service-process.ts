@@ -32,15 +32,26 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts the built service (`dist/main.js`, as production does) as a real
- * child process on a free loopback port, and waits until `readyPath` answers 200.
+ * child process on a free loopback port, and waits until `readyPath` answers 200
+ * (`readyPath: null` does not wait, for a service expected to fail).
  * The fault tasks are loaded too, unless `TASK_MODULES` is overridden.
  */
 export async function startService(
   env: Record<string, string> = {},
-  { readyPath = '/health/live', timeoutMs = 30_000 } = {},
+  {
+    readyPath = '/health/live',
+    timeoutMs = 30_000,
+    cwd,
+  }: {
+    readyPath?: string | null;
+    timeoutMs?: number;
+    /** Run `dist/main.js` of this directory instead of the repository's. */
+    cwd?: string;
+  } = {},
 ): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, cwd === undefined ? [MAIN] : ['dist/main.js'], {
+    cwd,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -95,7 +106,7 @@ export async function startService(
   };
 
   const until = Date.now() + timeoutMs;
-  for (;;) {
+  for (; readyPath !== null;) {
     if (child.exitCode !== null) {
       throw new Error(
         `service exited with ${child.exitCode} before it was ready:\n${lines.join('\n')}`,

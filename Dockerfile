@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# corepool: build with the full toolchain, run with dist/ and production
+# dependencies only, as an unprivileged user. test/dockerfile.e2e-spec.ts
+# checks this file against the code and reproduces the runtime stage.
+
+ARG NODE_VERSION=22
+
+# 1. Build: every dependency, then compile TypeScript to dist/.
+FROM node:${NODE_VERSION}-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY src ./src
+RUN npm run build
+
+# 2. Production dependencies only, installed clean (no dev toolchain, no pino-pretty).
+FROM node:${NODE_VERSION}-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# 3. Runtime: dist/ and node_modules/, owned by root and run as `node`, so the
+#    process cannot change its own code.
+FROM node:${NODE_VERSION}-slim AS runtime
+ENV NODE_ENV=production \
+    PORT=3000
+WORKDIR /app
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+# Liveness only: a busy pool must not make Docker restart the container.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+# Exec form: node is PID 1's only process and receives SIGTERM itself.
+CMD ["node", "dist/main.js"]

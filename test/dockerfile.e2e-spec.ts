@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { EnvironmentVariables } from '../src/config/environment-variables';
+import { copySources, parseDockerfile, type Instruction } from './support/dockerfile';
+import { postJson } from './support/http-app';
+import { startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(240_000);
+
+const ROOT = resolve(__dirname, '..');
+const run = promisify(execFile);
+const instructions = parseDockerfile(join(ROOT, 'Dockerfile'));
+const runtimeStage = instructions.filter((i) => i.stage === 'runtime');
+const only = (list: Instruction[], keyword: string) => list.filter((i) => i.keyword === keyword);
+/** The exec-form arguments of the runtime's HEALTHCHECK. */
+const healthcheckCommand = (): string[] => {
+  const healthcheck = only(runtimeStage, 'HEALTHCHECK')[0]!.args;
+  return JSON.parse(healthcheck.slice(healthcheck.indexOf('CMD ') + 4)) as string[];
+};
+
+describe('Dockerfile (checked against the code; no Docker engine needed)', () => {
+  it('is multi-stage on a slim Node LTS image, with the runtime stage last', () => {
+    const froms = only(instructions, 'FROM');
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    const version = only(instructions, 'ARG').find((i) => i.args.startsWith('NODE_VERSION='));
+    // Even major versions become LTS; the image must be one of them.
+    expect(Number(version?.args.split('=')[1]) % 2).toBe(0);
+    for (const from of froms) expect(from.args).toMatch(/^node:\$\{NODE_VERSION\}-slim AS \w+$/);
+    expect(froms.at(-1)!.args).toMatch(/ AS runtime$/);
+  });
+
+  it('copies only files that exist and that .dockerignore lets through', () => {
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    const stages = new Set(only(instructions, 'FROM').map((i) => / AS (\S+)$/.exec(i.args)?.[1]));
+    for (const copy of only(instructions, 'COPY')) {
+      const { from, sources } = copySources(copy.args);
+      if (from !== undefined) {
+        expect(stages).toContain(from);
+        continue;
+      }
+      for (const source of sources) {
+        expect({ source, exists: existsSync(join(ROOT, source)) }).toEqual({
+          source,
+          exists: true,
+        });
+        expect(ignored).not.toContain(source.replace(/^\.\//, ''));
+      }
+    }
+  });
+
+  it('ships only dist/, production dependencies and package.json', () => {
+    const copies = only(runtimeStage, 'COPY').map((i) => copySources(i.args));
+    expect(copies).toEqual([
+      { from: undefined, sources: ['package.json'] },
+      { from: 'deps', sources: ['/app/node_modules'] },
+      { from: 'build', sources: ['/app/dist'] },
+    ]);
+    const deps = instructions.filter((i) => i.stage === 'deps' && i.keyword === 'RUN');
+    expect(deps.some((i) => /npm ci --omit=dev/.test(i.args))).toBe(true);
+  });
+
+  it('runs as a non-root user, in production mode, on the default port, with exec-form CMD', () => {
+    const users = only(runtimeStage, 'USER');
+    expect(users).toHaveLength(1);
+    expect(users[0]!.args).not.toMatch(/^(root|0)(:|$)/);
+    expect(
+      only(runtimeStage, 'ENV')
+        .map((i) => i.args)
+        .join(' '),
+    ).toMatch(/NODE_ENV=production/);
+    const defaultPort = new EnvironmentVariables().PORT;
+    expect(only(runtimeStage, 'EXPOSE').map((i) => i.args)).toEqual([String(defaultPort)]);
+    expect(
+      only(runtimeStage, 'ENV')
+        .map((i) => i.args)
+        .join(' '),
+    ).toMatch(new RegExp(`PORT=${defaultPort}\\b`));
+    expect(JSON.parse(only(runtimeStage, 'CMD').at(-1)!.args)).toEqual(['node', 'dist/main.js']);
+    expect(healthcheckCommand().join(' ')).toContain('/health/live');
+  });
+
+  describe('the runtime stage, reproduced in a clean directory', () => {
+    let dir: string;
+    let service: ServiceProcess | undefined;
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'corepool-runtime-'));
+      for (const file of ['package.json', 'package-lock.json']) {
+        cpSync(join(ROOT, file), join(dir, file));
+      }
+      await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
+        cwd: dir,
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+    });
+
+    afterAll(async () => {
+      await service?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('installs no development tools', () => {
+      for (const devTool of ['typescript', 'jest', 'pino-pretty', '@nestjs/cli']) {
+        expect({ devTool, installed: existsSync(join(dir, 'node_modules', devTool)) }).toEqual({
+          devTool,
+          installed: false,
+        });
+      }
+    });
+
+    it('starts dist/main.js, logs JSON, answers probes and tasks, and stops cleanly', async () => {
+      // As in Kubernetes: one process per container; only what the image sets, plus the port.
+      service = await startService(
+        { CLUSTER_WORKERS: '1', POOL_THREADS: '1', TASK_MODULES: '' },
+        { cwd: dir },
+      );
+      expect(service.lines.length).toBeGreaterThan(0);
+      for (const line of service.lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+
+      expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+      const task = await postJson(`${service.url}/api/tasks/factorial`, { n: 20 });
+      expect(task.status).toBe(200);
+
+      // The HEALTHCHECK command itself, as Docker would run it inside the container.
+      const [command, ...args] = healthcheckCommand();
+      expect(command).toBe('node');
+      await expect(
+        run(process.execPath, args, { cwd: dir, env: { PORT: String(service.port) } }),
+      ).resolves.toBeDefined();
+
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+    });
+  });
+});
