@@ -166,6 +166,9 @@ function checkSize(body: Uint8Array): void {
       case COLON:
         if (++keys > MAX_KEYS) throw new TaskInputError(`body has more than ${MAX_KEYS} keys`);
         break;
+      default:
+        // Every other byte is content; only structure is counted.
+        break;
     }
   }
 }
