@@ -4,6 +4,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { WorkersModule } from './workers/workers.module';
 
 @Module({})
@@ -18,6 +19,7 @@ export class AppModule {
         WorkersModule,
         ComputeModule,
         HealthModule,
+        MetricsModule,
       ],
     };
   }

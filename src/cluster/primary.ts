@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import type { AppConfig } from '../config/app-config';
+import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
 
 /**
  * The cluster primary: forks the HTTP processes and replaces any that die.
@@ -10,6 +11,7 @@ export function runPrimary(config: AppConfig): void {
     process.stdout.write(
       `${JSON.stringify({ level: 30, time: Date.now(), pid: process.pid, context: 'Primary', msg: message })}\n`,
     );
+  startClusterMetrics();
   for (let i = 0; i < config.cluster.workers; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     log(`process ${worker.process.pid} exited (${signal ?? code}); starting a new one`);
