@@ -10,6 +10,8 @@ import {
 } from './cluster-metrics.protocol';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
 
+const ignore = () => undefined;
+
 /** Retired snapshots are merged into one once there are more than this. */
 const RETIRED_COMPACT_AT = 16;
 
@@ -108,9 +110,10 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
     }
     if (!isScrapeRequest(message)) return;
     const reply = (result: Omit<ScrapeResult, 'type' | 'id'>) => {
-      if (worker.isConnected()) {
-        worker.send({ type: 'corepool:metrics:scrape-result', id: message.id, ...result });
-      }
+      if (!worker.isConnected()) return;
+      // A process that went away meanwhile needs no answer; without a callback
+      // the failed send would be an 'error' event that ends the primary.
+      worker.send({ type: 'corepool:metrics:scrape-result', id: message.id, ...result }, ignore);
     };
     collect().then(
       (text) => reply({ text }),

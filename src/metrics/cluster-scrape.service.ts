@@ -10,6 +10,8 @@ import {
   type ScrapeRequest,
 } from './cluster-metrics.protocol';
 
+const ignore = () => undefined;
+
 /** The primary answers within its collection timeout; this is the margin for the IPC itself. */
 const PRIMARY_MARGIN_MS = 2000;
 
@@ -70,13 +72,21 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
         },
       });
       const request: ScrapeRequest = { type: 'corepool:metrics:scrape', id };
-      process.send?.(request);
+      // A failed send shows as the timeout above.
+      process.send?.(request, undefined, undefined, ignore);
     });
   }
 
   private handOver(id: number): void {
     const send = (result: Omit<CollectResult, 'type' | 'id'>) =>
-      process.send?.({ type: 'corepool:metrics:snapshot', id, ...result });
+      // If the primary is gone, this process is about to end anyway; the
+      // callback keeps the failed send from becoming an uncaught 'error'.
+      process.send?.(
+        { type: 'corepool:metrics:snapshot', id, ...result },
+        undefined,
+        undefined,
+        ignore,
+      );
     register.getMetricsAsJSON().then(
       (metrics) => send({ metrics }),
       (error: unknown) => send({ error: String(error) }),
