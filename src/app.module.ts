@@ -5,6 +5,7 @@ import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { WorkersModule } from './workers/workers.module';
 
 @Module({})
@@ -20,6 +21,7 @@ export class AppModule {
         LifecycleModule,
         ComputeModule,
         HealthModule,
+        MetricsModule,
       ],
     };
   }

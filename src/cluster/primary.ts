@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { AppConfig } from '../config/app-config';
 import { ExitCode } from '../lifecycle/exit-codes';
+import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
 import { isReadyMessage } from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
 
@@ -168,6 +169,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   process.on('SIGINT', () => stop('SIGINT', ExitCode.OK));
   process.on('SIGHUP', () => void reload());
 
+  startClusterMetrics();
   for (let i = 0; i < config.cluster.workers; i++) fork();
   log('info', `primary ${process.pid} started ${config.cluster.workers} processes`);
 }

@@ -111,6 +111,8 @@ export const Errors = {
       'Worker out of memory',
       `The task exhausted its thread's heap${limitMb === undefined ? '' : ` of ${limitMb} MB`}; the thread was replaced`,
     ),
+  metricsUnavailable: (detail: string) =>
+    new AppError(ErrorCode.METRICS_UNAVAILABLE, 503, 'Metrics unavailable', detail),
   internal: () =>
     new AppError(
       ErrorCode.INTERNAL_ERROR,

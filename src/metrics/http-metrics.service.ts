@@ -1,0 +1,79 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, Histogram } from 'prom-client';
+import { PROBLEM_CONTENT_TYPE } from '../common/problem-details.filter';
+import { freshMetric } from './metric-registry';
+
+/** The `route` of requests no route matched: one fixed value, never the raw URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const HTTP_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+
+/**
+ * Times every HTTP response by method, route template and status, and counts
+ * error responses by their problem `code`. Fastify hooks, added before the
+ * server starts: Fastify builds each route's hook chain when it becomes ready.
+ */
+@Injectable()
+export class HttpMetricsService implements OnModuleInit {
+  private readonly duration = freshMetric(
+    'http_request_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'http_request_duration_seconds',
+        help: 'HTTP request duration, from arrival to the last byte of the response',
+        labelNames: ['method', 'route', 'status_code'],
+        buckets: HTTP_BUCKETS,
+      }),
+  );
+  private readonly errors = freshMetric(
+    'http_errors_total',
+    () =>
+      new Counter({
+        name: 'http_errors_total',
+        help: 'Error responses (status 400 and above) by route template, status and problem code',
+        labelNames: ['method', 'route', 'status_code', 'code'],
+      }),
+  );
+  /** The problem code of an error response, seen in onSend, counted in onResponse. */
+  private readonly codes = new WeakMap<FastifyRequest, string>();
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    fastify.addHook('onSend', async (request, reply, payload) => {
+      this.rememberCode(request, reply, payload);
+      return payload;
+    });
+    fastify.addHook('onResponse', async (request, reply) => this.record(request, reply));
+  }
+
+  private rememberCode(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+    if (reply.statusCode < 400 || typeof payload !== 'string') return;
+    const type = reply.getHeader('content-type');
+    if (typeof type !== 'string' || !type.startsWith(PROBLEM_CONTENT_TYPE)) return;
+    try {
+      const { code } = JSON.parse(payload) as { code?: unknown };
+      if (typeof code === 'string') this.codes.set(request, code);
+    } catch {
+      // Not a problem document after all; counted without a code.
+    }
+  }
+
+  private record(request: FastifyRequest, reply: FastifyReply): void {
+    const labels = {
+      method: request.method,
+      // The template (`/api/tasks/:name`), so task names and ids never multiply the series.
+      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      status_code: String(reply.statusCode),
+    };
+    this.duration.observe(labels, reply.elapsedTime / 1000);
+    if (reply.statusCode >= 400) {
+      this.errors.inc({ ...labels, code: this.codes.get(request) ?? 'none' });
+    }
+  }
+}

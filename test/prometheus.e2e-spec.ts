@@ -1,0 +1,293 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, startService, type ServiceProcess } from './support/service-process';
+import { parseMetrics, sumOf } from './support/metrics-text';
+import { withBoolComparisons } from './support/promql';
+
+// A real Prometheus (Debian's `prometheus` package; .ci/run installs it)
+// scrapes a real corepool cluster. Without the binaries this test fails: it
+// never skips.
+jest.setTimeout(180_000);
+
+const DEPLOY = resolve(__dirname, '../deploy');
+const RULES = join(DEPLOY, 'prometheus/rules.yml');
+const RULES_TEST = join(DEPLOY, 'prometheus/rules.test.yml');
+const DASHBOARD = join(DEPLOY, 'grafana/corepool-dashboard.json');
+const COMPOSE_PROMETHEUS = join(DEPLOY, 'compose/prometheus.yml');
+const OUTCOMES = ['success', 'failed', 'timeout', 'rejected', 'cancelled', 'crashed'];
+/** What the dashboard's variables stand for while the test evaluates its queries. */
+const DASHBOARD_VARIABLES: Record<string, string> = {
+  __rate_interval: '5m',
+  __interval: '15s',
+  __range: '5m',
+  job: 'corepool',
+  instance: '.*',
+};
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+function promtool(args: string[], input?: string) {
+  const result = spawnSync('promtool', args, { input, encoding: 'utf8', timeout: 60_000 });
+  if (result.error !== undefined) throw result.error;
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+interface Panel {
+  type: string;
+  title: string;
+  datasource?: { uid?: string };
+  targets?: Array<{ expr: string; datasource?: { uid?: string } }>;
+}
+interface Dashboard {
+  panels: Panel[];
+  templating: { list: Array<{ name: string; type: string; query?: unknown }> };
+}
+const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
+
+/** Every query in the dashboard: panel targets, and variable queries as PromQL. */
+function dashboardQueries(): Array<{ where: string; expr: string }> {
+  const substitute = (expr: string) =>
+    expr.replace(/\$\{?(\w+)\}?/g, (whole, name: string) => DASHBOARD_VARIABLES[name] ?? whole);
+  const queries = dashboard.panels.flatMap((panel) =>
+    (panel.targets ?? []).map((target) => ({
+      where: `panel "${panel.title}"`,
+      expr: substitute(target.expr),
+    })),
+  );
+  for (const variable of dashboard.templating.list) {
+    if (variable.type !== 'query') continue;
+    const query = (variable.query as { query: string }).query;
+    // Grafana's label_values(metric, label) is `group by (label) (metric)` in PromQL.
+    const match = /^label_values\((.*),\s*(\w+)\)$/.exec(query);
+    if (match === null) throw new Error(`unexpected variable query ${query}`);
+    queries.push({
+      where: `variable ${variable.name}`,
+      expr: substitute(`group by (${match[2]}) (${match[1]})`),
+    });
+  }
+  return queries;
+}
+
+describe('Metrics against a real Prometheus', () => {
+  let service: ServiceProcess;
+  let prometheus: ChildProcess;
+  let prometheusUrl: string;
+  let workDir: string;
+
+  async function query(expr: string) {
+    const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    return (await response.json()) as {
+      status: string;
+      error?: string;
+      data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> };
+    };
+  }
+
+  beforeAll(async () => {
+    for (const tool of ['prometheus', 'promtool']) {
+      const found = spawnSync(tool, ['--version'], { encoding: 'utf8' });
+      if (found.error !== undefined || found.status !== 0) {
+        throw new Error(`${tool} is not installed (apt-get install prometheus; .ci/run does)`);
+      }
+    }
+    service = await startService({
+      CLUSTER_WORKERS: '2',
+      POOL_THREADS: '1',
+      POOL_MAX_QUEUE: '1',
+      TASK_TIMEOUT_MS: '1500',
+    });
+    workDir = mkdtempSync(join(tmpdir(), 'corepool-prometheus-'));
+    const config = join(workDir, 'prometheus.yml');
+    writeFileSync(
+      config,
+      [
+        'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
+        `rule_files: [${JSON.stringify(RULES)}]`,
+        'scrape_configs:',
+        '  - job_name: corepool',
+        `    static_configs: [{ targets: ["127.0.0.1:${service.port}"] }]`,
+        '',
+      ].join('\n'),
+    );
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    prometheus = spawn(
+      'prometheus',
+      [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${join(workDir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    prometheus.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${prometheusUrl}/-/ready`)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      if (i === 300 || prometheus.exitCode !== null) {
+        throw new Error(`Prometheus did not become ready:\n${stderr}`);
+      }
+      await sleep(100);
+    }
+  });
+
+  afterAll(async () => {
+    if (prometheus !== undefined && prometheus.exitCode === null) {
+      prometheus.kill('SIGTERM');
+      await once(prometheus, 'exit');
+    }
+    await service?.stop();
+    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('passes promtool check metrics on the /metrics output', async () => {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    expect(text).toContain('compute_tasks_total');
+    const result = promtool(['check', 'metrics'], text);
+    expect(result).toEqual({ status: 0, output: '' });
+  });
+
+  it('passes promtool check rules and promtool test rules', () => {
+    const check = promtool(['check', 'rules', RULES]);
+    expect(check.output).toContain('SUCCESS: 6 rules found');
+    expect(check.status).toBe(0);
+    const test = promtool(['test', 'rules', RULES_TEST]);
+    expect(test.output).toContain('SUCCESS');
+    expect(test.status).toBe(0);
+  });
+
+  it("passes promtool check config on the compose setup's Prometheus config", () => {
+    // Laid out as in the container: the config and rules.yml side by side.
+    const dir = mkdtempSync(join(workDir, 'compose-'));
+    copyFileSync(COMPOSE_PROMETHEUS, join(dir, 'prometheus.yml'));
+    copyFileSync(RULES, join(dir, 'rules.yml'));
+    const check = promtool(['check', 'config', join(dir, 'prometheus.yml')]);
+    expect(check.output).toContain('SUCCESS');
+    expect(check.status).toBe(0);
+  });
+
+  it('has a dashboard that takes its data source from a variable', () => {
+    const variable = dashboard.templating.list.find((entry) => entry.name === 'DS_PROMETHEUS');
+    expect(variable).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    for (const panel of dashboard.panels.filter((entry) => entry.type !== 'row')) {
+      expect({ panel: panel.title, uid: panel.datasource?.uid }).toEqual({
+        panel: panel.title,
+        uid: '${DS_PROMETHEUS}',
+      });
+      for (const target of panel.targets ?? []) {
+        expect(target.datasource?.uid).toBe('${DS_PROMETHEUS}');
+      }
+    }
+  });
+
+  it('answers every dashboard and rule query with data, after traffic of every outcome', async () => {
+    // Counts before the first scrape would show as no increase at all.
+    for (let i = 0; i < 150; i++) {
+      if ((await query('up{job="corepool"} == 1')).data?.result.length === 1) break;
+      await sleep(200);
+    }
+    await generateTrafficOfEveryOutcome(service);
+
+    // Prometheus has scraped the counts once every outcome shows in its answer.
+    let seen: Record<string, number> = {};
+    for (let i = 0; i < 150; i++) {
+      const answer = await query('sum by (outcome) (compute_tasks_total{job="corepool"})');
+      seen = Object.fromEntries(
+        (answer.data?.result ?? []).map((entry) => [entry.metric.outcome, Number(entry.value[1])]),
+      );
+      if (OUTCOMES.every((outcome) => (seen[outcome] ?? 0) > 0)) break;
+      await sleep(200);
+    }
+    expect(OUTCOMES.filter((outcome) => !((seen[outcome] ?? 0) > 0))).toEqual([]);
+    // A few more scrapes, so every rate() has two samples after the traffic.
+    await sleep(3000);
+
+    // The rules as Prometheus loaded them from rules.yml, once each has been evaluated.
+    let rules: Array<{ name: string; query: string; health: string; lastError?: string }> = [];
+    for (let i = 0; i < 50; i++) {
+      const answer = (await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as {
+        data: { groups: Array<{ rules: typeof rules }> };
+      };
+      rules = answer.data.groups.flatMap((group) => group.rules);
+      if (rules.every((rule) => rule.health !== 'unknown')) break;
+      await sleep(200);
+    }
+    expect(rules.map((rule) => rule.name).sort()).toEqual(
+      [...readFileSync(RULES, 'utf8').matchAll(/- alert: (\w+)/g)].map((match) => match[1]).sort(),
+    );
+    expect(rules.filter((rule) => rule.health !== 'ok')).toEqual([]);
+
+    const failures: string[] = [];
+    const ruleQueries = rules.map((rule) => ({
+      where: `rule ${rule.name}`,
+      // Quiet alerts return nothing; compared with `bool`, every series they look at answers.
+      expr: withBoolComparisons(rule.query),
+    }));
+    for (const { where, expr } of [...dashboardQueries(), ...ruleQueries]) {
+      const answer = await query(expr);
+      if (answer.status !== 'success') failures.push(`${where}: ${answer.error} in ${expr}`);
+      else if ((answer.data?.result.length ?? 0) === 0) failures.push(`${where}: no data: ${expr}`);
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+/**
+ * Sends requests until the service itself has counted every outcome: tasks
+ * that succeed, throw, crash their thread, run past the deadline, find the
+ * queue full, and whose client goes away. Bounded in rounds.
+ */
+async function generateTrafficOfEveryOutcome(service: ServiceProcess): Promise<void> {
+  const post = (task: string, body: unknown = {}) =>
+    fetch(`${service.url}/api/tasks/${task}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', connection: 'close' },
+      body: JSON.stringify(body),
+    }).then((response) => response.status);
+  const outcomes = async () => {
+    const samples = parseMetrics(await (await fetch(`${service.url}/metrics`)).text());
+    return new Set(
+      OUTCOMES.filter((outcome) => sumOf(samples, 'compute_tasks_total', { outcome }) > 0),
+    );
+  };
+  for (let round = 0; round < 6; round++) {
+    const done = await outcomes();
+    if (done.size === OUTCOMES.length) return;
+    const work: Array<Promise<unknown>> = [];
+    if (!done.has('success')) for (let i = 0; i < 6; i++) work.push(post('thread-id'));
+    if (!done.has('failed')) work.push(post('throw'));
+    if (!done.has('crashed')) work.push(post('crash'));
+    if (!done.has('timeout')) work.push(post('spin'));
+    await Promise.all(work);
+    // One thread and one queue slot per process: most of these are turned away.
+    if (!done.has('rejected')) {
+      await Promise.all(Array.from({ length: 8 }, () => post('sleep', { ms: 300 })));
+    }
+    if (!done.has('cancelled')) await abandonRequest(service, 'sleep', { ms: 1000 });
+  }
+  throw new Error(`not every outcome happened: ${[...(await outcomes())].join(', ')}`);
+}
+
+/** Sends a task and closes the connection before the answer, as a client that gives up. */
+async function abandonRequest(service: ServiceProcess, task: string, body: unknown): Promise<void> {
+  const payload = JSON.stringify(body);
+  const req = request(`${service.url}/api/tasks/${task}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+  });
+  req.on('error', () => undefined);
+  req.end(payload);
+  await sleep(400);
+  req.destroy();
+  // The server notices the close and cancels; give it a moment before counting.
+  await sleep(300);
+}
