@@ -16,6 +16,8 @@ export interface LoadOptions {
   readonly until: Promise<unknown>;
   /** Safety bound on requests per worker. */
   readonly maxPerWorker?: number;
+  /** A request unanswered after this long is counted as `timeout` (default 30 s). */
+  readonly requestTimeoutMs?: number;
 }
 
 /**
@@ -41,7 +43,8 @@ export async function steadyLoad(options: LoadOptions): Promise<LoadCounts> {
   return counts;
 }
 
-async function send({ url, path, body }: LoadOptions): Promise<string> {
+async function send({ url, path, body, requestTimeoutMs = 30_000 }: LoadOptions): Promise<string> {
+  const signal = AbortSignal.timeout(requestTimeoutMs);
   try {
     const response = await fetch(`${url}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -50,6 +53,7 @@ async function send({ url, path, body }: LoadOptions): Promise<string> {
           ? { connection: 'close' }
           : { 'content-type': 'application/json', connection: 'close' },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
     const text = await response.text();
     if (response.ok) return 'ok';
@@ -59,7 +63,7 @@ async function send({ url, path, body }: LoadOptions): Promise<string> {
       return `HTTP ${response.status}`;
     }
   } catch {
-    return 'network error';
+    return signal.aborted ? 'timeout' : 'network error';
   }
 }
 
