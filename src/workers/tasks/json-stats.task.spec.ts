@@ -79,6 +79,13 @@ describe(`${jsonStatsTask.name} task`, () => {
       });
     });
 
+    it('rejects a body of more values than its bound before parsing it', async () => {
+      const maxValues = jsonStatsTask.limits.maxValues as number;
+      const error = await failure(bytes(`[{"a":[${'0,'.repeat(maxValues)}0]}]`));
+      expect(error).toBeInstanceOf(TaskInputError);
+      expect((error as Error).message).toBe(`body has more than ${maxValues} values`);
+    });
+
     it('rejects invalid UTF-8', async () => {
       const error = await failure(
         new Uint8Array([0x5b, 0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d, 0x5d]),

@@ -4,10 +4,16 @@ import { defineTask } from '../task-definition';
 // The body limit (64 MiB) does not bound JSON.parse: its cost grows with what it allocates, and
 // faster than linearly (GC). At 64 MiB, 22M empty objects `[{},{},…]` took 28 s and 2 GB, 32M
 // nested arrays 27 s, 4M objects with one distinct key each 12 s (every new key shape is a new
-// hidden class). So a scan of the raw bytes counts first, and these bounds hold before parsing.
-// Worst case measured within them (one core of the reference machine, scan included): TODO
+// hidden class), and 32M numbers in one array 7.6 s and 1 GB. So a scan of the raw bytes counts
+// first, and these bounds hold before parsing. Worst cases measured within them, scan included,
+// on the reference machine while it was shared (load average ~12 on 2 vCPUs, so several times
+// slower than alone): one object with 1M distinct keys ~9 s, 1M objects with a distinct key
+// each ~10 s, 4M numbers in one array ~1 s and ~100 MB; all far below the 30 s deadline.
 const MAX_CONTAINERS = 2_000_000; // objects and arrays, at any depth
-const MAX_KEYS = 2_000_000; // object keys, at any depth, counted as if all were distinct
+const MAX_KEYS = 1_000_000; // object keys, at any depth, counted as if all were distinct
+// Array elements and object members, counted by the commas between them: bounds the memory of
+// a body of bare numbers, which no other count sees.
+const MAX_SEPARATORS = 4_000_000;
 const MAX_DEPTH = 64;
 // Keeps the response (and the per-field state) small whatever the records look like.
 const MAX_FIELDS = 1_000;
@@ -20,6 +26,7 @@ const MAX_KEY_IN_MESSAGE = 64;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
@@ -60,6 +67,7 @@ export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
     maxFields: MAX_FIELDS,
     maxObjectsAndArrays: MAX_CONTAINERS,
     maxKeys: MAX_KEYS,
+    maxValues: MAX_SEPARATORS,
     maxDepth: MAX_DEPTH,
     maxBodyBytes: 'the server body limit',
   },
@@ -138,6 +146,7 @@ function checkSize(body: Uint8Array): void {
   let containers = 0;
   let keys = 0;
   let depth = 0;
+  let separators = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {
     const byte = body[i];
@@ -165,6 +174,11 @@ function checkSize(body: Uint8Array): void {
         break;
       case COLON:
         if (++keys > MAX_KEYS) throw new TaskInputError(`body has more than ${MAX_KEYS} keys`);
+        break;
+      case COMMA:
+        if (++separators > MAX_SEPARATORS) {
+          throw new TaskInputError(`body has more than ${MAX_SEPARATORS} values`);
+        }
         break;
     }
   }
