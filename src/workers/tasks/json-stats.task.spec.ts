@@ -81,7 +81,7 @@ describe(`${jsonStatsTask.name} task`, () => {
 
     it('rejects a body of more values than its bound before parsing it', async () => {
       const maxValues = jsonStatsTask.limits.maxValues as number;
-      const error = await failure(bytes(`[{"a":[${'0,'.repeat(maxValues)}0]}]`));
+      const error = await failure(bytes(`[{"a":[${'0,'.repeat(maxValues + 1)}0]}]`));
       expect(error).toBeInstanceOf(TaskInputError);
       expect((error as Error).message).toBe(`body has more than ${maxValues} values`);
     });
