@@ -180,6 +180,9 @@ function checkSize(body: Uint8Array): void {
           throw new TaskInputError(`body has more than ${MAX_SEPARATORS} values`);
         }
         break;
+      default:
+        // Any other byte is part of a value: nothing to count.
+        break;
     }
   }
 }
