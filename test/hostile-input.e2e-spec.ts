@@ -150,6 +150,11 @@ const wrongContentTypes = (accepted: readonly string[]) =>
     )
     .filter((type) => !accepted.includes(type));
 
+/** A Content-Type header, or none at all. */
+function contentType(type: string | undefined): Record<string, string> {
+  return type === undefined ? {} : { 'content-type': type };
+}
+
 const queryKey = fc.oneof(
   fc.constantFrom(...UNSAFE_KEYS, 'a[b]', '__proto__[x]', 'constructor[prototype]', 'x'),
   fc.stringMatching(/^[a-zA-Z_][\w[\].]{0,12}$/),
@@ -266,7 +271,7 @@ function jsonTaskAttacks(path: string, task: CatalogEntry): fc.Arbitrary<Hostile
         label: `content type ${type ?? '(none)'}`,
         method: 'POST',
         path,
-        headers: type === undefined ? {} : { 'content-type': type },
+        headers: contentType(type),
         body: Buffer.from(jsonText(value) || '{}', 'utf8'),
         codes: [UNSUPPORTED_MEDIA_TYPE],
       })),
@@ -307,7 +312,7 @@ function binaryTaskAttacks(task: CatalogEntry): fc.Arbitrary<HostileRequest> {
         label: `content type ${wrong ?? '(none)'}`,
         method: 'POST',
         path,
-        headers: wrong === undefined ? {} : { 'content-type': wrong },
+        headers: contentType(wrong),
         body: body.length === 0 ? Buffer.from('x') : body,
         codes: [UNSUPPORTED_MEDIA_TYPE],
       })),
