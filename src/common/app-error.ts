@@ -63,6 +63,21 @@ export const Errors = {
       detail ??
         `Content-Type ${got === undefined ? '(none)' : `'${got}'`} is not accepted here; send ${accepted.join(' or ')}`,
     ),
+  /** The client did not send its headers, or its whole request, within the configured time. */
+  requestTimeout: () =>
+    new AppError(
+      ErrorCode.REQUEST_TIMEOUT,
+      408,
+      'Request timeout',
+      'The request was not received in time; the connection is closed',
+    ),
+  headersTooLarge: () =>
+    new AppError(
+      ErrorCode.HEADERS_TOO_LARGE,
+      431,
+      'Request header fields too large',
+      'The request headers exceed the server limit',
+    ),
   poolSaturated: (retryAfterSeconds: number) =>
     new AppError(
       ErrorCode.POOL_SATURATED,

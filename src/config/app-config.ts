@@ -10,6 +10,14 @@ export abstract class AppConfig {
     readonly host: string;
     readonly bodyLimitBytes: number;
     readonly binaryBodyLimitBytes: number;
+    /** Time to receive a request's headers (slow headers are cut off with 408). */
+    readonly headersTimeoutMs: number;
+    /** Time to receive a whole request, body included (slow bodies are cut off with 408). */
+    readonly requestTimeoutMs: number;
+    /** An idle keep-alive connection is closed after this long. */
+    readonly keepAliveTimeoutMs: number;
+    /** A socket with no traffic either way for this long is closed; 0 never. */
+    readonly connectionTimeoutMs: number;
   };
   abstract readonly cluster: {
     /** HTTP processes; 1 means no primary, no fork. */

@@ -98,6 +98,31 @@ export class EnvironmentVariables {
   BINARY_BODY_LIMIT_BYTES = 67_108_864;
 
   @Type(() => Number)
+  @Min(100)
+  @Max(3_600_000)
+  @IsInt()
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  @Type(() => Number)
+  @Min(100)
+  @Max(3_600_000)
+  @IsInt()
+  HTTP_REQUEST_TIMEOUT_MS = 60_000;
+
+  @Type(() => Number)
+  @Min(100)
+  @Max(3_600_000)
+  @IsInt()
+  HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('HTTP_CONNECTION_TIMEOUT_MS'))
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt({ message: 'HTTP_CONNECTION_TIMEOUT_MS must be `auto` or a whole number' })
+  HTTP_CONNECTION_TIMEOUT_MS: number | 'auto' = 'auto';
+
+  @Type(() => Number)
   @Min(0.05)
   @Max(1)
   @IsNumber({ allowNaN: false, allowInfinity: false })

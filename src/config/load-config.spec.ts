@@ -20,6 +20,10 @@ describe(loadConfig.name, () => {
       host: '0.0.0.0',
       bodyLimitBytes: 1_048_576,
       binaryBodyLimitBytes: 67_108_864,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 72_000,
+      connectionTimeoutMs: 70_000,
     });
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
@@ -100,6 +104,26 @@ describe(loadConfig.name, () => {
   it('names the bad value in each problem', () => {
     expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([
       expect.stringContaining('CLUSTER_WORKERS must be `auto` or a whole number'),
+    ]);
+  });
+
+  it('derives the connection timeout from the slower of task and request, unless given', () => {
+    expect(loadConfig({ TASK_TIMEOUT_MS: '90000' }, machine).http.connectionTimeoutMs).toBe(
+      100_000,
+    );
+    expect(loadConfig({ HTTP_CONNECTION_TIMEOUT_MS: '0' }, machine).http.connectionTimeoutMs).toBe(
+      0,
+    );
+  });
+
+  it('refuses timeouts that contradict each other', () => {
+    expect(
+      problemsOf({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' }),
+    ).toEqual([expect.stringContaining('HTTP_HEADERS_TIMEOUT_MS must not exceed')]);
+    expect(problemsOf({ HTTP_CONNECTION_TIMEOUT_MS: '20000' })).toEqual([
+      expect.stringContaining(
+        'HTTP_CONNECTION_TIMEOUT_MS must be 0 or longer than TASK_TIMEOUT_MS',
+      ),
     ]);
   });
 

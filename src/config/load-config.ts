@@ -55,6 +55,8 @@ export function loadConfig(
   const vars = plainToInstance(EnvironmentVariables, raw);
   const errors = validateSync(vars, { forbidUnknownValues: true, stopAtFirstError: true });
   if (errors.length > 0) throw new ConfigError(errors.flatMap((error) => describe(error, raw)));
+  const conflicts = crossChecks(vars);
+  if (conflicts.length > 0) throw new ConfigError(conflicts);
   return deepFreeze(resolveConfig(vars, machine));
 }
 
@@ -63,6 +65,28 @@ function describe(error: ValidationError, raw: Record<string, string>): string[]
   const value = JSON.stringify(raw[error.property] ?? error.value);
   return Object.values(error.constraints ?? {}).map((message) => `${message} (got ${value})`);
 }
+
+/** Rules between variables, checked once each variable is valid on its own. */
+function crossChecks(vars: EnvironmentVariables): string[] {
+  const problems: string[] = [];
+  // Node refuses a headers timeout longer than the request timeout that contains it.
+  if (vars.HTTP_HEADERS_TIMEOUT_MS > vars.HTTP_REQUEST_TIMEOUT_MS) {
+    problems.push(
+      `HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${vars.HTTP_HEADERS_TIMEOUT_MS} > ${vars.HTTP_REQUEST_TIMEOUT_MS})`,
+    );
+  }
+  // A socket is silent while its task runs: a shorter idle timeout would cut valid requests.
+  const connection = vars.HTTP_CONNECTION_TIMEOUT_MS;
+  if (connection !== 'auto' && connection > 0 && connection <= vars.TASK_TIMEOUT_MS) {
+    problems.push(
+      `HTTP_CONNECTION_TIMEOUT_MS must be 0 or longer than TASK_TIMEOUT_MS (got ${connection} <= ${vars.TASK_TIMEOUT_MS})`,
+    );
+  }
+  return problems;
+}
+
+/** Margin of the `auto` connection timeout over the task deadline, for writing the response. */
+export const CONNECTION_TIMEOUT_MARGIN_MS = 10_000;
 
 function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppConfig {
   const clusterWorkers = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
@@ -82,6 +106,14 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       host: vars.HOST,
       bodyLimitBytes: vars.BODY_LIMIT_BYTES,
       binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: vars.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionTimeoutMs:
+        vars.HTTP_CONNECTION_TIMEOUT_MS === 'auto'
+          ? Math.max(vars.TASK_TIMEOUT_MS, vars.HTTP_REQUEST_TIMEOUT_MS) +
+            CONNECTION_TIMEOUT_MARGIN_MS
+          : vars.HTTP_CONNECTION_TIMEOUT_MS,
     },
     cluster: { workers: clusterWorkers },
     pool: {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 
@@ -41,6 +42,11 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
       const limit = limitFor(request);
       if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
       if (options.rawBodyLimit(request) !== undefined) return done(null, bytes);
+      // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
+      if (!isUtf8(bytes)) {
+        const detail = 'The body is not valid UTF-8';
+        return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
+      }
       // Fastify's parser accepts a Buffer as well as a string.
       return parseJson(request, bytes as unknown as string, done);
     },

@@ -9,9 +9,12 @@ import type { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { TaskRegistry } from '../workers/task-registry';
 import { registerBodyParsers } from './body-parsers';
+import { clientErrorHandler, frameworkErrorHandler } from './framework-errors';
 import { setupOpenApi } from './openapi';
 import { rawBodyTask } from './raw-body-routes';
 import { registerRequestContext, requestId } from './request-context';
+
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /**
  * Builds the Nest application on Fastify with corepool's HTTP behaviour:
@@ -28,6 +31,19 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     genReqId: requestId,
     // Nest's logger (pino) logs requests; Fastify's own would log them twice.
     logger: false,
+    // Connection-level limits (slowloris, silent sockets, idle keep-alive); see the README.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    connectionTimeout: config.http.connectionTimeoutMs,
+    http: {
+      headersTimeout: config.http.headersTimeoutMs,
+      // Node checks both timeouts on this interval (30 s by default), so it bounds how late
+      // a slow client is cut off.
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
+    // Errors raised before a route runs answer in problem+json too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bodyParser: false,

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { extname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
@@ -100,6 +100,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
     this.events.setMaxListeners(0);
+    // Every task in flight listens for shutdown; more than ten is normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
   }
 
   async onModuleInit(): Promise<void> {

@@ -16,7 +16,7 @@ export interface LoadOptions {
   readonly until: Promise<unknown>;
   /** Safety bound on requests per worker. */
   readonly maxPerWorker?: number;
-  /** Gives up on a request after this long (counted as `no answer`); unset: waits. */
+  /** Gives up on a request after this long, counted as `no answer` (default 30 s). */
   readonly requestTimeoutMs?: number;
   /** Called with each outcome as it happens (`ok` or the failure's label). */
   readonly onResult?: (outcome: string) => void;
@@ -46,10 +46,10 @@ export async function steadyLoad(options: LoadOptions): Promise<LoadCounts> {
   return counts;
 }
 
-async function send({ url, path, body, requestTimeoutMs }: LoadOptions): Promise<string> {
+async function send({ url, path, body, requestTimeoutMs = 30_000 }: LoadOptions): Promise<string> {
   try {
     const response = await fetch(`${url}${path}`, {
-      signal: requestTimeoutMs === undefined ? undefined : AbortSignal.timeout(requestTimeoutMs),
+      signal: AbortSignal.timeout(requestTimeoutMs),
       method: body === undefined ? 'GET' : 'POST',
       headers:
         body === undefined
