@@ -42,11 +42,11 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
   it('two replicas share a batch: both run jobs, whichever took the submission', async () => {
     const [a, b] = [await replica(), await replica()];
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push(await submitOk(a!.url, 'sleep', { ms: 300 }));
-    const jobs = await Promise.all(ids.map((id) => waitForJob(b!.url, id)));
+    for (let i = 0; i < 8; i++) ids.push(await submitOk(a.url, 'sleep', { ms: 300 }));
+    const jobs = await Promise.all(ids.map((id) => waitForJob(b.url, id)));
     expect(jobs.map((job) => job.status)).toEqual(Array(8).fill('succeeded'));
     const pids = new Set(jobs.map((job) => (job.result as Json).runner.pid as number));
-    expect(pids).toEqual(new Set([a!.child.pid, b!.child.pid]));
+    expect(pids).toEqual(new Set([a.child.pid, b.child.pid]));
   });
 
   it('a job whose replica is killed (kill -9) mid-run finishes on another', async () => {
