@@ -73,16 +73,16 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
   }
 
   async get(id: string): Promise<JobView | undefined> {
-    const job = await this.redis(() => this.queue.getJob(id));
-    if (job !== undefined) return this.view(job, await this.redis(() => job.getState()));
+    const found = await this.read(id);
+    if (found !== undefined) return this.view(found.job, found.state);
     const tombstone = await this.redis(() => this.cancels.readTombstone(id));
     return tombstone === null ? undefined : (JSON.parse(tombstone) as JobView);
   }
 
   async cancel(id: string): Promise<JobView | undefined> {
-    const job = await this.redis(() => this.queue.getJob(id));
-    if (job === undefined) return this.get(id);
-    const state = await this.redis(() => job.getState());
+    const found = await this.read(id);
+    if (found === undefined) return this.get(id);
+    const { job, state } = found;
     if (QUEUED_STATES.includes(state as JobType) && (await this.removeQueued(job))) {
       return this.tombstone(job);
     }
@@ -106,13 +106,16 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
     const jobs = await this.redis(() =>
       this.queue.getJobs(types, offset, offset + limit - 1, false),
     );
-    const views = await Promise.all(
+    const found = await Promise.all(
       jobs
         .filter((job): job is Job<BullJobData, JobResult> => job !== undefined)
-        .map(async (job) => this.view(job, await this.redis(() => job.getState()))),
+        .map((job) => this.read(job.id as string)),
     );
     // failed and cancelled share BullMQ's failed set: the filtered page may be shorter.
-    const items = views.filter((view) => status === undefined || view.status === status);
+    const items = found
+      .filter((entry) => entry !== undefined)
+      .map(({ job, state }) => this.view(job, state))
+      .filter((view) => status === undefined || view.status === status);
     return { items, ...(jobs.length === limit ? { nextOffset: offset + limit } : {}) };
   }
 
@@ -129,6 +132,19 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
       succeeded: sum(['completed']),
       failed: sum(['failed']),
     };
+  }
+
+  /**
+   * The state first, then the job: the job read is then at least as recent as
+   * the state (a job read first may finish before its state is read, and
+   * would show `succeeded` without its result).
+   */
+  private async read(
+    id: string,
+  ): Promise<{ job: Job<BullJobData, JobResult>; state: string } | undefined> {
+    const state = await this.redis(() => this.queue.getJobState(id));
+    const job = await this.redis(() => this.queue.getJob(id));
+    return job === undefined ? undefined : { job, state };
   }
 
   /** Removes a job that no replica has taken; false when one took it meanwhile (it holds a lock). */

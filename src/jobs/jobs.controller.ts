@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
@@ -9,7 +9,7 @@ import { TaskRegistry } from '../workers/task-registry';
 import { ListJobsQueryDto } from './dto/list-jobs-query.dto';
 import { SubmitJobDto } from './dto/submit-job.dto';
 import { JobStore } from './job-store';
-import { jobLink, type JobPayload, type JobView } from './job.types';
+import type { JobPayload, JobView } from './job.types';
 
 /** Query parameters of a binary submission that belong to the job, not to the task. */
 const JOB_PARAMS = new Set(['task', 'encrypt']);
@@ -54,7 +54,7 @@ export class JobsController {
             limit: String(query.limit),
             offset: String(page.nextOffset),
           }).toString()}`;
-    return { items: page.items, links: { self: jobLink('').replace(/\/$/, ''), next } };
+    return { items: page.items, links: { next } };
   }
 
   @Get(':id')
@@ -67,7 +67,6 @@ export class JobsController {
 
   @Delete(':id')
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
-  @ApiQuery({ name: 'id', required: false })
   async cancel(@Param('id') id: string): Promise<JobView> {
     const job = await this.store.cancel(id);
     if (job === undefined) throw Errors.jobNotFound(id);

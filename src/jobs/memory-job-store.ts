@@ -63,10 +63,10 @@ export class MemoryJobStore extends JobStore implements OnModuleDestroy {
     this.untrack = trackQueueDepth(() => this.counts());
   }
 
+  /** Running jobs are left to the pool's drain; whatever is still queued is lost (said in the README). */
   onModuleDestroy(): void {
     clearInterval(this.sweeper);
     this.untrack();
-    for (const job of this.jobs.values()) job.controller?.abort();
   }
 
   submit(payload: JobPayload): Promise<JobView> {
