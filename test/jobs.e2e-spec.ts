@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { register } from 'prom-client';
 import { decryptResult, type EncryptedResult } from '../src/jobs/result-cipher';
 import { startApp, type RunningApp } from './support/http-app';
 import {
@@ -16,12 +17,25 @@ jest.setTimeout(120_000);
 
 const KEY = randomBytes(32).toString('base64');
 
-const backends: Array<[string, () => Record<string, string>]> = [
-  ['in-process store', () => ({})],
-  ['BullMQ on Redis', () => ({ REDIS_URL, JOBS_QUEUE_PREFIX: uniquePrefix() })],
+/** One series of the default registry (a histogram's `_count` too), 0 when absent. */
+async function metricValue(series: string, labels: Record<string, string>): Promise<number> {
+  const metric = register.getSingleMetric(series.replace(/_count$/, ''));
+  const values = metric === undefined ? [] : (await metric.get()).values;
+  const found = values.find(
+    (value) =>
+      ((value as { metricName?: string }).metricName ?? series) === series &&
+      Object.entries(labels).every(([key, label]) => value.labels[key] === label),
+  );
+  return found?.value ?? 0;
+}
+
+// Runs a job gets when its thread crashes: the in-process store does not retry.
+const backends: Array<[string, () => Record<string, string>, number]> = [
+  ['in-process store', () => ({}), 1],
+  ['BullMQ on Redis', () => ({ REDIS_URL, JOBS_QUEUE_PREFIX: uniquePrefix() }), 2],
 ];
 
-describe.each(backends)('jobs on the %s (real server, real threads)', (_name, backendEnv) => {
+describe.each(backends)('jobs on the %s (real server, real threads)', (_name, backendEnv, runs) => {
   let service: RunningApp;
 
   beforeAll(async () => {
@@ -29,6 +43,7 @@ describe.each(backends)('jobs on the %s (real server, real threads)', (_name, ba
       ...backendEnv(),
       POOL_THREADS: '1',
       RESULT_ENCRYPTION_KEY: KEY,
+      JOBS_ATTEMPTS: '2',
       JOBS_BACKOFF_MS: '100',
     });
   });
@@ -81,6 +96,32 @@ describe.each(backends)('jobs on the %s (real server, real threads)', (_name, ba
       attempts: 1,
       error: { code: 'TASK_FAILED', status: 500, detail: 'bad invoice' },
     });
+  });
+
+  it('retries a job whose thread crashed as configured, then fails it with WORKER_CRASHED', async () => {
+    const id = await submitOk(service.url, 'crash');
+    const job = await waitForJob(service.url, id);
+    expect(job).toMatchObject({
+      status: 'failed',
+      attempts: runs,
+      error: { code: 'WORKER_CRASHED', status: 500 },
+    });
+  });
+
+  it('counts finished jobs by task and outcome, their duration, and the queue depth', async () => {
+    const succeeded = { task: 'factorial', outcome: 'succeeded' };
+    const durations = { task: 'factorial' };
+    const countBefore = await metricValue('compute_jobs_total', succeeded);
+    const timedBefore = await metricValue('compute_job_duration_seconds_count', durations);
+    const id = await submitOk(service.url, 'factorial', { n: 4 });
+    await waitForJob(service.url, id);
+    expect(await metricValue('compute_jobs_total', succeeded)).toBe(countBefore + 1);
+    expect(await metricValue('compute_job_duration_seconds_count', durations)).toBe(
+      timedBefore + 1,
+    );
+    expect(await metricValue('compute_jobs_queue_depth', { state: 'succeeded' })).toBeGreaterThan(
+      0,
+    );
   });
 
   it('cancels a queued job (removed) and a running one (aborted)', async () => {
@@ -193,5 +234,41 @@ describe('pdf-extract on the synchronous API', () => {
       body: Buffer.from('%PDF-1.7'),
     });
     expect(response.status).toBe(415);
+  });
+});
+
+describe('in-process job store bounds', () => {
+  let service: RunningApp;
+  beforeAll(async () => {
+    service = await startApp({
+      POOL_THREADS: '1',
+      JOBS_MAX_STORED: '2',
+      JOBS_MAX_BODY_BYTES: '2048',
+    });
+  });
+  afterAll(() => service.close());
+
+  it('answers 503 JOB_QUEUE_FULL when every kept job is still queued or running', async () => {
+    const running = await submitOk(service.url, 'spin');
+    const queued = await submitOk(service.url, 'thread-id');
+    const refused = await submitJob(service.url, 'thread-id');
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as Json).code).toBe('JOB_QUEUE_FULL');
+    for (const id of [queued, running]) {
+      await fetch(`${service.url}/api/jobs/${id}`, { method: 'DELETE' });
+    }
+    // Finished jobs make room: the oldest is dropped for a new one.
+    const next = await submitOk(service.url, 'thread-id');
+    expect((await waitForJob(service.url, next)).status).toBe('succeeded');
+  });
+
+  it('refuses a binary job body over JOBS_MAX_BODY_BYTES with 413', async () => {
+    const response = await fetch(`${service.url}/api/jobs?task=byte-length`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(4096),
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as Json).code).toBe('PAYLOAD_TOO_LARGE');
   });
 });
