@@ -38,11 +38,28 @@ export interface PdfExtractOutput {
   truncated: boolean;
 }
 
-/** pdf.js (through unpdf) is loaded on first use, so threads start fast and the main thread never loads it. */
-type Unpdf = typeof import('unpdf');
-let unpdf: Promise<Unpdf> | undefined;
+/**
+ * The part of unpdf (pdf.js packaged for servers) this task uses, typed here:
+ * unpdf's own declarations are all of pdf.js, which would enter every
+ * compilation of the project for these few members.
+ */
+interface PdfDocument {
+  readonly numPages: number;
+  readonly loadingTask: { destroy(): Promise<void> };
+  getPage(number: number): Promise<{
+    getTextContent(): Promise<{ items: ReadonlyArray<{ str?: string; hasEOL?: boolean }> }>;
+    cleanup(): boolean;
+  }>;
+}
+interface Unpdf {
+  getDocumentProxy: (data: Uint8Array, options?: { verbosity?: number }) => Promise<PdfDocument>;
+  getMeta: (pdf: PdfDocument, options?: { parseDates?: boolean }) => Promise<{ info: object }>;
+}
+
+let unpdf: Unpdf | undefined;
+/** Loaded on first use, so threads start fast and the main thread never loads pdf.js. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const loadUnpdf = (): Promise<Unpdf> => (unpdf ??= Promise.resolve(require('unpdf') as Unpdf));
+const loadUnpdf = (): Unpdf => (unpdf ??= require('unpdf') as Unpdf);
 
 /** Validates a PDF and extracts its text and metadata (title, author, pages, dates). */
 export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
@@ -58,14 +75,10 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
   },
   async run({ maxPages }, body) {
     const bytes = body ?? new Uint8Array(0);
-    if (
-      Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(1024, bytes.byteLength)).indexOf(
-        PDF_MAGIC,
-      ) < 0
-    ) {
+    if (!hasPdfHeader(bytes)) {
       throw new TaskInputError('body is not a PDF (no %PDF- header)', 'body', 'INVALID_DOCUMENT');
     }
-    const { getDocumentProxy, getMeta } = await loadUnpdf();
+    const { getDocumentProxy, getMeta } = loadUnpdf();
     // pdf.js takes ownership of the bytes it is given: hand it a copy.
     const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }).catch(
       (error: unknown) => {
@@ -89,7 +102,7 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
         const page = await pdf.getPage(number);
         const content = await page.getTextContent();
         let pageText = content.items
-          .map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : ''))
+          .map((item) => (item.str ?? '') + (item.hasEOL === true ? '\n' : ''))
           .join('');
         if (chars + pageText.length > MAX_TEXT_CHARS) {
           pageText = pageText.slice(0, MAX_TEXT_CHARS - chars);
@@ -118,6 +131,12 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
     }
   },
 });
+
+/** The header may follow a little junk (readers accept it within the first 1 KiB). */
+function hasPdfHeader(bytes: Uint8Array): boolean {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(1024, bytes.byteLength));
+  return head.includes(PDF_MAGIC, 0, 'latin1');
+}
 
 /** pdf.js names its exceptions: a password is needed, or the structure is broken. */
 function documentError(error: unknown): TaskInputError {
