@@ -159,6 +159,12 @@ describe.each(backends)('jobs on the %s (real server, real threads)', (_name, ba
       await fetch(`${service.url}${first.links.next as string}`)
     ).json()) as Json;
     expect(second.items[0].id).not.toBe(first.items[0].id);
+    // failed and cancelled jobs are told apart (BullMQ keeps both in one set).
+    for (const status of ['failed', 'cancelled']) {
+      const page = (await (await fetch(`${service.url}/api/jobs?status=${status}`)).json()) as Json;
+      expect(page.items.length).toBeGreaterThan(0);
+      expect(new Set((page.items as Json[]).map((item) => item.status))).toEqual(new Set([status]));
+    }
     const bad = await fetch(`${service.url}/api/jobs?status=sleeping`);
     expect(bad.status).toBe(400);
   });

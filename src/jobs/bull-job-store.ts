@@ -98,25 +98,35 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
     }
   }
 
+  /**
+   * BullMQ pages each state's set on its own, so the first `offset + limit + 1`
+   * of every set asked for are read, merged (most recent activity first) and
+   * cut here: exact pages, at a cost that grows with the offset (bounded by
+   * the query's maximum).
+   */
   async list({ status, limit, offset }: JobListQuery): Promise<JobPage> {
     const types =
       status === undefined
         ? [...new Set(Object.values(TYPES_BY_STATUS).flat())]
         : TYPES_BY_STATUS[status];
-    const jobs = await this.redis(() =>
-      this.queue.getJobs(types, offset, offset + limit - 1, false),
-    );
+    const candidates = await this.redis(() => this.queue.getJobs(types, 0, offset + limit, false));
+    const recent = (job: Job) => job.finishedOn ?? job.processedOn ?? job.timestamp;
+    const matching = candidates
+      .filter((job): job is Job<BullJobData, JobResult> => job !== undefined)
+      .filter((job) => {
+        // failed and cancelled share BullMQ's failed set; the stored error tells them apart.
+        if (status !== 'failed' && status !== 'cancelled') return true;
+        const cancelled = parseFailure(job.failedReason).code === ErrorCode.TASK_CANCELLED;
+        return cancelled === (status === 'cancelled');
+      })
+      .sort((a, b) => recent(b) - recent(a));
     const found = await Promise.all(
-      jobs
-        .filter((job): job is Job<BullJobData, JobResult> => job !== undefined)
-        .map((job) => this.read(job.id as string)),
+      matching.slice(offset, offset + limit).map((job) => this.read(job.id as string)),
     );
-    // failed and cancelled share BullMQ's failed set: the filtered page may be shorter.
     const items = found
       .filter((entry) => entry !== undefined)
-      .map(({ job, state }) => this.view(job, state))
-      .filter((view) => status === undefined || view.status === status);
-    return { items, ...(jobs.length === limit ? { nextOffset: offset + limit } : {}) };
+      .map(({ job, state }) => this.view(job, state));
+    return { items, ...(matching.length > offset + limit ? { nextOffset: offset + limit } : {}) };
   }
 
   async counts(): Promise<Partial<Record<JobStatus, number>>> {

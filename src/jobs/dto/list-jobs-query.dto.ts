@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { JOB_STATUSES, type JobStatus } from '../job.types';
 
-/** `GET /api/jobs?status=&limit=&offset=`: newest first, one page at a time. */
+/** `GET /api/jobs?status=&limit=&offset=`: most recent activity first, one page at a time. */
 export class ListJobsQueryDto {
   @IsOptional()
   @IsIn(JOB_STATUSES)
@@ -17,6 +17,7 @@ export class ListJobsQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(0)
-  @Max(1_000_000)
+  // BullMQ reads `offset + limit` jobs of each state to cut one page: keep that bounded.
+  @Max(10_000)
   offset = 0;
 }
