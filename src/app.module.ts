@@ -4,14 +4,15 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
+import { JobsModule } from './jobs/jobs.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkersModule } from './workers/workers.module';
 
 @Module({})
 export class AppModule {
-  /** `config` defaults to the process environment; tests pass their own. */
-  static forRoot(config?: AppConfig): DynamicModule {
+  /** main.ts passes the configuration it loaded from the environment; tests pass their own. */
+  static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -22,6 +23,7 @@ export class AppModule {
         ComputeModule,
         HealthModule,
         MetricsModule,
+        JobsModule.forRoot(config),
       ],
     };
   }

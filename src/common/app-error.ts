@@ -128,6 +128,29 @@ export const Errors = {
     ),
   metricsUnavailable: (detail: string) =>
     new AppError(ErrorCode.METRICS_UNAVAILABLE, 503, 'Metrics unavailable', detail),
+  /** The uploaded document is not what its content type claims, or is damaged. */
+  invalidDocument: (detail: string) =>
+    new AppError(ErrorCode.INVALID_DOCUMENT, 422, 'Invalid document', detail),
+  /** The document needs a password to be read. */
+  documentEncrypted: (detail: string) =>
+    new AppError(ErrorCode.DOCUMENT_ENCRYPTED, 422, 'Document encrypted', detail),
+  jobQueueFull: (limit: number) =>
+    new AppError(
+      ErrorCode.JOB_QUEUE_FULL,
+      503,
+      'Job queue full',
+      `${limit} jobs are queued or running in this process; retry later`,
+      { headers: { 'retry-after': '5' } },
+    ),
+  /** Redis (the BullMQ backend) cannot be reached; nothing was queued. */
+  queueUnavailable: (detail: string) =>
+    new AppError(
+      ErrorCode.QUEUE_UNAVAILABLE,
+      503,
+      'Queue unavailable',
+      `The job queue cannot be reached (${detail}); nothing was queued, retry later`,
+      { headers: { 'retry-after': '5' } },
+    ),
   internal: () =>
     new AppError(
       ErrorCode.INTERNAL_ERROR,

@@ -50,6 +50,23 @@ export abstract class AppConfig {
     readonly pretty: boolean;
   };
   abstract readonly jobs: {
+    /** Set: BullMQ on this Redis; unset: the in-process store. */
     readonly redisUrl: string | undefined;
+    /** BullMQ key prefix; replicas with the same prefix share the queue. */
+    readonly queuePrefix: string;
+    /** Runs per job (BullMQ): retries after a crash, and stalls of a killed process. */
+    readonly attempts: number;
+    /** First retry delay (exponential backoff). */
+    readonly backoffMs: number;
+    /** Finished jobs (results, errors) are kept this long. */
+    readonly resultTtlSeconds: number;
+    /** BullMQ lock per running job; a process dead for this long has its job taken over. */
+    readonly lockDurationMs: number;
+    /** In-process store: jobs kept at most (queued and running ones are never dropped). */
+    readonly maxStored: number;
+    /** Raw body limit of a binary job (it is kept until the job runs). */
+    readonly maxBodyBytes: number;
+    /** AES-256-GCM key for results of jobs submitted with `encrypt`, base64 of 32 bytes. */
+    readonly resultEncryptionKey: string | undefined;
   };
 }

@@ -150,6 +150,54 @@ export class EnvironmentVariables {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
+  /** BullMQ key prefix: replicas that share a prefix (and a Redis) share one queue. */
+  @Matches(/^[\w.:-]{1,64}$/, {
+    message: 'JOBS_QUEUE_PREFIX must be 1-64 letters, digits, . : _ -',
+  })
+  JOBS_QUEUE_PREFIX = 'corepool';
+
+  @Type(() => Number)
+  @Min(1)
+  @Max(100)
+  @IsInt()
+  JOBS_ATTEMPTS = 3;
+
+  @Type(() => Number)
+  @Min(0)
+  @Max(3_600_000)
+  @IsInt()
+  JOBS_BACKOFF_MS = 1000;
+
+  @Type(() => Number)
+  @Min(1)
+  @Max(30 * 86_400)
+  @IsInt()
+  JOBS_RESULT_TTL_SECONDS = 3600;
+
+  @Type(() => Number)
+  @Min(1000)
+  @Max(600_000)
+  @IsInt()
+  JOBS_LOCK_DURATION_MS = 30_000;
+
+  @Type(() => Number)
+  @Min(1)
+  @Max(1_000_000)
+  @IsInt()
+  JOBS_MAX_STORED = 10_000;
+
+  @Type(() => Number)
+  @Min(1024)
+  @Max(268_435_456)
+  @IsInt()
+  JOBS_MAX_BODY_BYTES = 16_777_216;
+
+  @IsOptional()
+  @Matches(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, {
+    message: 'RESULT_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or 44 base64 characters',
+  })
+  RESULT_ENCRYPTION_KEY?: string;
+
   @IsOptional()
   @IsString()
   TASK_MODULES?: string;

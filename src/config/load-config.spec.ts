@@ -33,7 +33,28 @@ describe(loadConfig.name, () => {
     expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
     expect(config.log).toEqual({ level: 'info', pretty: false });
-    expect(config.jobs.redisUrl).toBeUndefined();
+    expect(config.jobs).toEqual({
+      redisUrl: undefined,
+      queuePrefix: 'corepool',
+      attempts: 3,
+      backoffMs: 1000,
+      resultTtlSeconds: 3600,
+      lockDurationMs: 30_000,
+      maxStored: 10_000,
+      maxBodyBytes: 16_777_216,
+      resultEncryptionKey: undefined,
+    });
+  });
+
+  it('accepts a result encryption key as hex or base64, and refuses any other length', () => {
+    const key = Buffer.alloc(32, 7);
+    const fromHex = loadConfig({ RESULT_ENCRYPTION_KEY: key.toString('hex') }, machine);
+    const fromBase64 = loadConfig({ RESULT_ENCRYPTION_KEY: key.toString('base64') }, machine);
+    expect(fromHex.jobs.resultEncryptionKey).toBe(key.toString('base64'));
+    expect(fromBase64.jobs.resultEncryptionKey).toBe(key.toString('base64'));
+    expect(problemsOf({ RESULT_ENCRYPTION_KEY: Buffer.alloc(16).toString('hex') })).toEqual([
+      expect.stringContaining('RESULT_ENCRYPTION_KEY must be 32 bytes'),
+    ]);
   });
 
   it('sizes auto so that processes × threads equals the cores', () => {

@@ -13,6 +13,7 @@ const VARIABLE_NAMES = [
   ...Object.keys(new EnvironmentVariables()),
   'WORKER_MAX_OLD_GENERATION_MB',
   'REDIS_URL',
+  'RESULT_ENCRYPTION_KEY',
   'TASK_MODULES',
   'NODE_ENV',
 ];
@@ -138,7 +139,24 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       level: vars.LOG_LEVEL,
       pretty: vars.NODE_ENV !== 'production' && machine.stdoutIsTty,
     },
-    jobs: { redisUrl: vars.REDIS_URL },
+    jobs: {
+      redisUrl: vars.REDIS_URL,
+      queuePrefix: vars.JOBS_QUEUE_PREFIX,
+      attempts: vars.JOBS_ATTEMPTS,
+      backoffMs: vars.JOBS_BACKOFF_MS,
+      resultTtlSeconds: vars.JOBS_RESULT_TTL_SECONDS,
+      lockDurationMs: vars.JOBS_LOCK_DURATION_MS,
+      maxStored: vars.JOBS_MAX_STORED,
+      maxBodyBytes: vars.JOBS_MAX_BODY_BYTES,
+      // Kept as text: a frozen config cannot hold a Buffer (typed arrays refuse to freeze).
+      resultEncryptionKey:
+        vars.RESULT_ENCRYPTION_KEY === undefined
+          ? undefined
+          : Buffer.from(
+              vars.RESULT_ENCRYPTION_KEY,
+              vars.RESULT_ENCRYPTION_KEY.length === 64 ? 'hex' : 'base64',
+            ).toString('base64'),
+    },
   };
 }
 

@@ -1,3 +1,5 @@
+import type { TaskInputCode } from './task-input-error';
+
 /** What the main thread posts to a worker thread for one task. */
 export interface TaskRequest {
   readonly task: string;
@@ -27,4 +29,6 @@ export type TaskResponse =
       readonly kind: 'input' | 'task';
       readonly message: string;
       readonly property?: string;
+      /** For `input`: the stable code the client gets (VALIDATION_FAILED when absent). */
+      readonly code?: TaskInputCode;
     });

@@ -34,6 +34,7 @@ export function createTaskRunner(registry: TaskRegistry) {
           kind: 'input',
           message: error.message,
           property: error.property,
+          code: error.code,
           ...timing(),
         };
       }

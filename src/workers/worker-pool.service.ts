@@ -5,6 +5,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
+import type { TaskInputCode } from './task-input-error';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from './task-registry';
 import { createTaskRunner, preciseNow, WARM_UP_TASK } from './task-runner';
@@ -67,6 +68,21 @@ type AbortReason = 'timeout' | 'cancelled' | 'shutdown';
 
 /** A rejection from Piscina for an aborted task; it carries no useful detail of its own. */
 const isAbortError = (error: unknown) => error instanceof Error && error.name === 'AbortError';
+
+/** A task's verdict on its input, as the coded error the client gets. */
+function inputError(response: { message: string; property?: string; code?: TaskInputCode }) {
+  switch (response.code) {
+    case 'INVALID_DOCUMENT':
+      return Errors.invalidDocument(response.message);
+    case 'DOCUMENT_ENCRYPTED':
+      return Errors.documentEncrypted(response.message);
+    case undefined:
+    case 'VALIDATION_FAILED':
+      return Errors.validationFailed(response.message, [
+        { property: response.property ?? 'body', messages: [response.message] },
+      ]);
+  }
+}
 
 /**
  * Runs tasks on a Piscina pool of worker threads, so CPU work never blocks the
@@ -184,11 +200,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         return { value: response.value, ...timing, threadId: response.threadId };
       }
       const error =
-        response.kind === 'input'
-          ? Errors.validationFailed(response.message, [
-              { property: response.property ?? 'body', messages: [response.message] },
-            ])
-          : Errors.taskFailed(response.message);
+        response.kind === 'input' ? inputError(response) : Errors.taskFailed(response.message);
       throw this.settle(name, 'failed', error, timing);
     } catch (error) {
       if (error instanceof AppError) throw error;

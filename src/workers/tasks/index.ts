@@ -5,8 +5,17 @@ import { factorialTask } from './factorial.task';
 import { hashTask } from './hash.task';
 import { jsonStatsTask } from './json-stats.task';
 import { matrixMultiplyTask } from './matrix-multiply.task';
+import { pdfExtractTask } from './pdf-extract.task';
 
-export { compressTask, computeTask, factorialTask, hashTask, jsonStatsTask, matrixMultiplyTask };
+export {
+  compressTask,
+  computeTask,
+  factorialTask,
+  hashTask,
+  jsonStatsTask,
+  matrixMultiplyTask,
+  pdfExtractTask,
+};
 
 /**
  * Every task the service offers, in catalog order.
@@ -23,4 +32,5 @@ export const builtInTasks: readonly TaskDefinition[] = [
   hashTask,
   compressTask,
   jsonStatsTask,
+  pdfExtractTask,
 ];

@@ -1,0 +1,162 @@
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import { TaskInputError } from '../task-input-error';
+import { defineTask } from '../task-definition';
+
+// Bounds: a PDF's cost grows with its pages and its text, not its bytes (a small file can
+// declare many pages). Text past MAX_TEXT_CHARS is cut (`truncated: true`) so that a result
+// stays small enough to keep in a job store.
+const MAX_PAGES = 2_000;
+const MAX_TEXT_CHARS = 2_000_000;
+const PDF_MAGIC = '%PDF-';
+
+/** Query string of the `pdf-extract` task. */
+export class PdfExtractInput {
+  /** Extract the text of at most this many pages (metadata always covers the whole file). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGES)
+  maxPages: number = MAX_PAGES;
+}
+
+/** Result of the `pdf-extract` task. */
+export interface PdfExtractOutput {
+  pages: number;
+  title: string | null;
+  author: string | null;
+  subject: string | null;
+  creator: string | null;
+  producer: string | null;
+  /** ISO 8601, when the document states it. */
+  creationDate: string | null;
+  modificationDate: string | null;
+  pdfVersion: string | null;
+  /** Text per page, in page order. */
+  text: string[];
+  truncated: boolean;
+}
+
+/**
+ * The part of unpdf (pdf.js packaged for servers) this task uses, typed here:
+ * unpdf's own declarations are all of pdf.js, which would enter every
+ * compilation of the project for these few members.
+ */
+interface PdfDocument {
+  readonly numPages: number;
+  readonly loadingTask: { destroy(): Promise<void> };
+  getPage(number: number): Promise<{
+    getTextContent(): Promise<{ items: ReadonlyArray<{ str?: string; hasEOL?: boolean }> }>;
+    cleanup(): boolean;
+  }>;
+}
+interface Unpdf {
+  getDocumentProxy: (data: Uint8Array, options?: { verbosity?: number }) => Promise<PdfDocument>;
+  getMeta: (pdf: PdfDocument, options?: { parseDates?: boolean }) => Promise<{ info: object }>;
+}
+
+let unpdf: Unpdf | undefined;
+/** Loaded on first use, so threads start fast and the main thread never loads pdf.js. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadUnpdf = (): Unpdf => (unpdf ??= require('unpdf') as Unpdf);
+
+/** Validates a PDF and extracts its text and metadata (title, author, pages, dates). */
+export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
+  name: 'pdf-extract',
+  description:
+    'Validates a PDF and returns its text per page and its metadata (title, author, pages, dates).',
+  input: PdfExtractInput,
+  binary: { contentTypes: ['application/pdf'] },
+  limits: {
+    maxPages: MAX_PAGES,
+    maxTextChars: MAX_TEXT_CHARS,
+    maxBodyBytes: 'JOBS_MAX_BODY_BYTES / the server body limit',
+  },
+  async run({ maxPages }, body) {
+    const bytes = body ?? new Uint8Array(0);
+    if (!hasPdfHeader(bytes)) {
+      throw new TaskInputError('body is not a PDF (no %PDF- header)', 'body', 'INVALID_DOCUMENT');
+    }
+    const { getDocumentProxy, getMeta } = loadUnpdf();
+    // pdf.js takes ownership of the bytes it is given: hand it a copy.
+    const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }).catch(
+      (error: unknown) => {
+        throw documentError(error);
+      },
+    );
+    try {
+      const meta = await getMeta(pdf, { parseDates: true });
+      const info = meta.info as Record<string, unknown>;
+      if (pdf.numPages > MAX_PAGES) {
+        throw new TaskInputError(
+          `the document has ${pdf.numPages} pages; at most ${MAX_PAGES} are accepted`,
+          'body',
+          'INVALID_DOCUMENT',
+        );
+      }
+      const text: string[] = [];
+      let chars = 0;
+      let truncated = false;
+      for (let number = 1; number <= Math.min(pdf.numPages, maxPages); number++) {
+        const page = await pdf.getPage(number);
+        const content = await page.getTextContent();
+        let pageText = content.items
+          .map((item) => (item.str ?? '') + (item.hasEOL === true ? '\n' : ''))
+          .join('');
+        if (chars + pageText.length > MAX_TEXT_CHARS) {
+          pageText = pageText.slice(0, MAX_TEXT_CHARS - chars);
+          truncated = true;
+        }
+        chars += pageText.length;
+        text.push(pageText);
+        page.cleanup();
+        if (truncated) break;
+      }
+      return {
+        pages: pdf.numPages,
+        title: stringOrNull(info.Title),
+        author: stringOrNull(info.Author),
+        subject: stringOrNull(info.Subject),
+        creator: stringOrNull(info.Creator),
+        producer: stringOrNull(info.Producer),
+        creationDate: dateOrNull(info.CreationDate),
+        modificationDate: dateOrNull(info.ModDate),
+        pdfVersion: stringOrNull(info.PDFFormatVersion),
+        text,
+        truncated: truncated || pdf.numPages > maxPages,
+      };
+    } finally {
+      await pdf.loadingTask.destroy();
+    }
+  },
+});
+
+/** The header may follow a little junk (readers accept it within the first 1 KiB). */
+function hasPdfHeader(bytes: Uint8Array): boolean {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(1024, bytes.byteLength));
+  return head.includes(PDF_MAGIC, 0, 'latin1');
+}
+
+/** pdf.js names its exceptions: a password is needed, or the structure is broken. */
+function documentError(error: unknown): TaskInputError {
+  const name = (error as { name?: unknown } | null)?.name;
+  const message = error instanceof Error ? error.message : String(error);
+  if (name === 'PasswordException') {
+    return new TaskInputError(
+      'the PDF is encrypted and needs a password to be read',
+      'body',
+      'DOCUMENT_ENCRYPTED',
+    );
+  }
+  return new TaskInputError(`the PDF cannot be read: ${message}`, 'body', 'INVALID_DOCUMENT');
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function dateOrNull(value: unknown): string | null {
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return value.toISOString();
+  return null;
+}

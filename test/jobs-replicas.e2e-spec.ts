@@ -1,0 +1,92 @@
+import { freePort, startService, type ServiceProcess } from './support/service-process';
+import { submitJob, submitOk, uniquePrefix, waitForJob, type Json } from './support/jobs-client';
+import { OwnRedis } from './support/redis-server';
+
+jest.setTimeout(180_000);
+
+/**
+ * Real corepool processes (dist/main.js) sharing a Redis of this test's own,
+ * so that it can be stopped and started again.
+ */
+describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
+  let redis: OwnRedis;
+  const services: ServiceProcess[] = [];
+  let env: Record<string, string>;
+
+  const replica = async () => {
+    const service = await startService(env);
+    services.push(service);
+    return service;
+  };
+
+  beforeAll(async () => {
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+    env = {
+      REDIS_URL: redis.url,
+      JOBS_QUEUE_PREFIX: uniquePrefix(),
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      // Short locks, so that a killed replica's job is taken over within seconds.
+      JOBS_LOCK_DURATION_MS: '2000',
+      JOBS_BACKOFF_MS: '200',
+      LOG_LEVEL: 'warn',
+    };
+  });
+
+  afterAll(async () => {
+    await Promise.all(services.map((service) => service.stop()));
+    await redis.dispose();
+  });
+
+  it('two replicas share a batch: both run jobs, whichever took the submission', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await submitOk(a.url, 'sleep', { ms: 300 }));
+    const jobs = await Promise.all(ids.map((id) => waitForJob(b.url, id)));
+    expect(jobs.map((job) => job.status)).toEqual(Array(8).fill('succeeded'));
+    const pids = new Set(jobs.map((job) => (job.result as Json).runner.pid as number));
+    expect(pids).toEqual(new Set([a.child.pid, b.child.pid]));
+  });
+
+  it('a job whose replica is killed (kill -9) mid-run finishes on another', async () => {
+    // Only `a` runs now, so the job is certainly on it when it is killed.
+    const [a, b] = services;
+    await b!.stop();
+    const id = await submitOk(a!.url, 'sleep', { ms: 8000 });
+    await waitForJob(a!.url, id, (job) => job.status === 'running');
+    const c = await replica();
+    a!.child.kill('SIGKILL');
+    await a!.exited;
+    const job = await waitForJob(c.url, id, undefined, 90_000);
+    expect(job).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect((job.result as Json).runner.pid).toBe(c.child.pid);
+  });
+
+  it('answers 503 QUEUE_UNAVAILABLE while Redis is down, and recovers by itself', async () => {
+    const service = services[services.length - 1]!;
+    await redis.stop();
+    // ioredis sees the connection close within moments; until then a submission may still pass.
+    let response: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      response = await submitJob(service.url, 'factorial', { n: 5 });
+      if (response.status === 503) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(response?.status).toBe(503);
+    expect(((await response!.json()) as Json).code).toBe('QUEUE_UNAVAILABLE');
+    const status = await fetch(`${service.url}/api/jobs/anything`);
+    expect(status.status).toBe(503);
+    expect(((await status.json()) as Json).code).toBe('QUEUE_UNAVAILABLE');
+
+    await redis.start();
+    let id: string | undefined;
+    for (let i = 0; i < 150 && id === undefined; i++) {
+      const retry = await submitJob(service.url, 'factorial', { n: 5 });
+      if (retry.status === 202) id = ((await retry.json()) as Json).id as string;
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(id).toBeDefined();
+    expect(await waitForJob(service.url, id!)).toMatchObject({ status: 'succeeded' });
+  });
+});
