@@ -50,14 +50,16 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
   });
 
   it('a job whose replica is killed (kill -9) mid-run finishes on another', async () => {
-    // Only `a` runs now, so the job is certainly on it when it is killed.
+    // Only `a` runs now, so the job is certainly on it when it is killed. The
+    // other replica starts after the kill: on this shared machine a start can
+    // take longer than the job, which `a` would then finish by itself.
     const [a, b] = services;
     await b!.stop();
-    const id = await submitOk(a!.url, 'sleep', { ms: 8000 });
+    const id = await submitOk(a!.url, 'sleep', { ms: 4000 });
     await waitForJob(a!.url, id, (job) => job.status === 'running');
-    const c = await replica();
     a!.child.kill('SIGKILL');
     await a!.exited;
+    const c = await replica();
     const job = await waitForJob(c.url, id, undefined, 90_000);
     expect(job).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect((job.result as Json).runner.pid).toBe(c.child.pid);

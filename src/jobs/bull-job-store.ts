@@ -54,7 +54,7 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
     super();
     // Without a listener an 'error' event would end the process.
     queue.on('error', (error: Error) => this.logError(error));
-    this.untrack = trackQueueDepth(() => this.counts());
+    this.untrack = trackQueueDepth(() => this.counts(), 'max');
   }
 
   onModuleDestroy(): void {

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, register } from 'prom-client';
+import { Counter, Gauge, Histogram, register, type Aggregator } from 'prom-client';
 import type { JobStatus } from './job.types';
 
 /** Final outcomes of a job: the `outcome` label of `compute_jobs_total`. */
@@ -48,12 +48,22 @@ export function recordJobEnd(
   jobMetrics.duration.observe({ task }, Math.max(0, now - createdAtMs) / 1000);
 }
 
-/** The gauge reads the store at scrape time; `read` may fail (Redis down): the last values stay. */
+/**
+ * The gauge reads the store at scrape time; `read` may fail (Redis down): the
+ * last values stay. `aggregator` is how cluster processes combine: `sum` when
+ * each holds its own jobs (in-process), `max` when each reads the one shared
+ * queue (BullMQ), which would otherwise be counted once per process.
+ */
 export function trackQueueDepth(
   read: () => Promise<Partial<Record<JobStatus, number>>>,
+  aggregator: Aggregator,
 ): () => void {
   let active = true;
-  const gauge = jobMetrics.queueDepth as Gauge<'state'> & { collect?: () => Promise<void> };
+  const gauge = jobMetrics.queueDepth as Gauge<'state'> & {
+    collect?: () => Promise<void>;
+    aggregator: Aggregator;
+  };
+  gauge.aggregator = aggregator;
   // prom-client calls `collect` before each scrape; the newest store wins (one per process).
   gauge.collect = async () => {
     if (!active) return;

@@ -60,7 +60,7 @@ export class MemoryJobStore extends JobStore implements OnModuleDestroy {
     super();
     this.concurrency = Math.max(1, config.pool.threads);
     this.sweeper = setInterval(() => this.sweep(), 60_000).unref();
-    this.untrack = trackQueueDepth(() => this.counts());
+    this.untrack = trackQueueDepth(() => this.counts(), 'sum');
   }
 
   /** Running jobs are left to the pool's drain; whatever is still queued is lost (said in the README). */
