@@ -25,15 +25,15 @@ const quick = process.argv.includes('--quick');
 const PLAN = quick
   ? {
       singleThreadSeconds: 2,
-      lightSeconds: 3,
+      lightSeconds: 2,
       probeIdleSeconds: 2,
       probeBusySeconds: 3,
       heavyWarmSeconds: 1,
-      heavySeconds: 4,
-      tinySeconds: 3,
-      hashRequests: 4,
-      rssWarmRequests: 2_000,
-      rssRequests: 10_000,
+      heavySeconds: 3,
+      tinySeconds: 2,
+      hashRequests: 3,
+      rssWarmRequests: 1_000,
+      rssRequests: 5_000,
     }
   : {
       singleThreadSeconds: 5,
@@ -55,6 +55,7 @@ const HEAVY_INPUT = { iterations: 2_000_000, payloadSize: 10_000 };
 const TINY_INPUT = { iterations: 100, payloadSize: 100 };
 const PROBE_RATE = 50;
 const LIGHT_CONNECTIONS = 32;
+// Below the default queue limit of one process (16 per thread), so no request is refused.
 const TINY_CONNECTIONS = 16;
 const HASH_BYTES = 32 * 1024 * 1024;
 

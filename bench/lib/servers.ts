@@ -24,19 +24,21 @@ interface Launch {
   readonly env: Record<string, string>;
   /** Lines on stdout that say one process is ready, and how many there must be. */
   readonly readyLine: RegExp;
+  /** 0: nothing to wait for on stdout (the line is not logged at this level). */
   readonly readyCount: number;
 }
 
 /** The built service (`dist/main.js`) as production runs it, with these settings. */
 export function startService(label: string, env: Record<string, string>): Promise<Server> {
   const processes = Number(env.CLUSTER_WORKERS ?? '1');
+  const level = env.LOG_LEVEL ?? 'info';
   return launch({
     label,
     args: [MAIN],
     env: { NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
     // Nest prints this once per HTTP process, when its threads are warm.
     readyLine: /Nest application successfully started/,
-    readyCount: processes,
+    readyCount: ['info', 'debug', 'trace'].includes(level) ? processes : 0,
   });
 }
 
@@ -95,6 +97,10 @@ function waitForLines(child: ChildProcess, pattern: RegExp, count: number, timeo
   return new Promise<void>((done, fail) => {
     const stdout = child.stdout;
     if (stdout === null) return fail(new Error('no stdout'));
+    if (count === 0) {
+      stdout.resume();
+      return done();
+    }
     let seen = 0;
     let buffered = '';
     const finish = (error?: Error) => {
