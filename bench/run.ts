@@ -234,12 +234,27 @@ async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigR
         result.hash[variant] = times;
         log(`  → median ${times.p50.toFixed(1)} ms`);
       }
+      if (config.workloads.includes('hashClone')) {
+        // The handoff alone: from posting the body to the thread starting on it.
+        const handoffs = (await (await fetch(`${server.url}/bench/handoffs`)).json()) as Record<
+          'transfer' | 'clone',
+          number[]
+        >;
+        result.hashHandoff = {
+          transfer: summarize(handoffs.transfer),
+          clone: summarize(handoffs.clone),
+        };
+      }
     }
     if (config.workloads.includes('rss')) {
-      log(`  memory: ${PLAN.rssWarmRequests} tiny tasks to warm up, then ${PLAN.rssRequests} more`);
-      await fixedAmount(tiny, TINY_CONNECTIONS, PLAN.rssWarmRequests);
+      // The light route: 100,000 tiny tasks would take minutes on a busy 2-core machine.
+      const light = { url: server.url, path: '/health/live' };
+      log(
+        `  memory: ${PLAN.rssWarmRequests} light requests to warm up, then ${PLAN.rssRequests} more`,
+      );
+      await fixedAmount(light, LIGHT_CONNECTIONS, PLAN.rssWarmRequests);
       const beforeMiB = server.rssMiB();
-      const load = await fixedAmount(tiny, TINY_CONNECTIONS, PLAN.rssRequests);
+      const load = await fixedAmount(light, LIGHT_CONNECTIONS, PLAN.rssRequests);
       const afterMiB = server.rssMiB();
       result.rss = { beforeMiB, afterMiB, requests: load.ok, failed: load.non2xx + load.errors };
       log(`  → RSS ${beforeMiB.toFixed(1)} → ${afterMiB.toFixed(1)} MiB`);

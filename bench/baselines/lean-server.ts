@@ -8,10 +8,12 @@
  *
  * `POST /api/tasks/hash?clone=1` posts the body to the thread WITHOUT a
  * transfer list (it is copied): the bench compares transfer with clone here,
- * so the service needs no such switch.
+ * so the service needs no such switch; `GET /bench/handoffs` then tells how
+ * long each body took to reach its thread.
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { Piscina } from 'piscina';
 
@@ -19,8 +21,13 @@ interface TaskResponse {
   readonly ok: boolean;
   readonly value?: unknown;
   readonly message?: string;
+  /** Epoch ms (sub-ms precision) when the thread started the task. */
+  readonly startedAt: number;
   readonly runMs: number;
 }
+
+/** Time from posting a body to the thread starting on it, per way of posting (ms). */
+const handoffs: Record<'transfer' | 'clone', number[]> = { transfer: [], clone: [] };
 
 const threads = Number(process.env.POOL_THREADS ?? availableParallelism());
 const pool = new Piscina<{ task: string; input: object; body?: Uint8Array }, TaskResponse>({
@@ -52,11 +59,20 @@ app.post<{ Params: { name: string }; Querystring: Record<string, string> & { clo
     const movable =
       body !== undefined && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
     const transferList = movable && clone !== '1' ? [body.buffer as ArrayBuffer] : undefined;
+    const postedAt = performance.timeOrigin + performance.now();
     const response = await pool.run({ task: name, input, body }, { transferList });
+    if (body !== undefined) {
+      handoffs[transferList === undefined ? 'clone' : 'transfer'].push(
+        response.startedAt - postedAt,
+      );
+    }
     if (!response.ok) return reply.code(500).send({ message: response.message });
     return { task: name, result: response.value, timing: { runMs: response.runMs } };
   },
 );
+
+// What the bench reads after the hash runs, to show where the end-to-end time goes.
+app.get('/bench/handoffs', () => handoffs);
 
 async function main(): Promise<void> {
   // Threads warm before the first request, as in the service.

@@ -114,10 +114,11 @@ export async function probe(
   path: string,
   ratePerSecond: number,
   seconds: number,
-): Promise<LatencySummary & { failed: number }> {
+): Promise<LatencySummary & { failed: number; timedOut: number }> {
   const agent = new Agent({ keepAlive: true });
   const latencies: number[] = [];
   let failed = 0;
+  let timedOut = 0;
   const pending: Promise<void>[] = [];
   const intervalMs = 1000 / ratePerSecond;
   const started = performance.now();
@@ -129,23 +130,35 @@ export async function probe(
     pending.push(
       getOnce(agent, `${url}${path}`).then(
         () => void latencies.push(performance.now() - sentAt),
-        () => void (failed += 1),
+        (error: unknown) => {
+          // An unanswered probe counts at the timeout: a lower bound, but never left out.
+          if (error instanceof ProbeTimeout) {
+            timedOut += 1;
+            latencies.push(PROBE_TIMEOUT_MS);
+          } else failed += 1;
+        },
       ),
     );
   }
   await Promise.all(pending);
   agent.destroy();
-  return { ...summarize(latencies), failed };
+  return { ...summarize(latencies), failed, timedOut };
 }
+
+/** Longer than any probe of a working service; bounds how long a blocked one is waited for. */
+export const PROBE_TIMEOUT_MS = 10_000;
+
+class ProbeTimeout extends Error {}
 
 function getOnce(agent: Agent, url: string): Promise<void> {
   return new Promise((done, fail) => {
-    const req = request(url, { agent, timeout: 120_000 }, (response) => {
+    const req = request(url, { agent, timeout: PROBE_TIMEOUT_MS }, (response) => {
       response.resume();
       response.once('end', () =>
         response.statusCode === 200 ? done() : fail(new Error(`HTTP ${response.statusCode}`)),
       );
     });
+    req.once('timeout', () => req.destroy(new ProbeTimeout()));
     req.once('error', fail);
     req.end();
   });

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { Throughput } from './load';
+import { PROBE_TIMEOUT_MS, type Throughput } from './load';
 import { ROOT } from './servers';
 import {
   checkTarget,
@@ -20,14 +20,16 @@ export interface ConfigResult {
   error?: string;
   light?: Throughput;
   isolation?: {
-    readonly idle: LatencySummary;
-    readonly busy: LatencySummary;
+    readonly idle: LatencySummary & { readonly timedOut?: number };
+    readonly busy: LatencySummary & { readonly timedOut?: number };
     /** The heavy load that kept the threads busy meanwhile. */
     readonly busyLoad: Throughput;
   };
   heavy?: Throughput;
   tiny?: Throughput;
   hash?: { transfer?: LatencySummary; clone?: LatencySummary };
+  /** Lean only: from posting the 32 MiB body to the thread starting on it. */
+  hashHandoff?: { transfer: LatencySummary; clone: LatencySummary };
   rss?: {
     readonly beforeMiB: number;
     readonly afterMiB: number;
@@ -120,6 +122,15 @@ function showTarget(target: TargetResult): string[] {
   return [target.name, value(target.measured), `${sign} ${value(target.goal)}`, met];
 }
 
+/** p50 / p99 / max; probes that hit the timeout count at it, so those values are lower bounds. */
+function busyCell(busy: LatencySummary & { readonly timedOut?: number }): string {
+  const cell = `${ms(busy.p50)} / ${ms(busy.p99)} / ${ms(busy.max)}`;
+  const timedOut = busy.timedOut ?? 0;
+  return timedOut > 0
+    ? `${cell} (${timedOut} of ${busy.samples} timed out at ${ms(PROBE_TIMEOUT_MS)})`
+    : cell;
+}
+
 /** The report as markdown, without a title (the README embeds it under its own heading). */
 export function renderMarkdown(report: BenchReport): string {
   const ideal = idealPerSecond(report);
@@ -154,9 +165,7 @@ export function renderMarkdown(report: BenchReport): string {
           c.label,
           fmt(c.light?.perSecond),
           c.isolation ? `${ms(c.isolation.idle.p50)} / ${ms(c.isolation.idle.p99)}` : '–',
-          c.isolation
-            ? `${ms(c.isolation.busy.p50)} / ${ms(c.isolation.busy.p99)} / ${ms(c.isolation.busy.max)}`
-            : '–',
+          c.isolation ? busyCell(c.isolation.busy) : '–',
           c.isolation ? `${fmt(isolationRatio(c), 1)} ×` : '–',
           c.heavy
             ? `${fmt(c.heavy.perSecond, 1)} (${fmt(ratio(c.heavy.perSecond, ideal), 2)})`
@@ -170,13 +179,17 @@ export function renderMarkdown(report: BenchReport): string {
   const hashRows = report.configs.flatMap((c) =>
     (['transfer', 'clone'] as const).flatMap((variant) => {
       const h = c.hash?.[variant];
-      return h ? [[c.label, variant, ms(h.p50), ms(h.max), String(h.samples)]] : [];
+      const handoff = c.hashHandoff?.[variant];
+      return h ? [[c.label, variant, ms(h.p50), ms(h.max), handoff ? ms(handoff.p50) : '–']] : [];
     }),
   );
   lines.push(
     '32 MiB `hash` (sha256), end to end over HTTP, one request at a time:',
     '',
-    markdownTable(['configuration', 'body to thread', 'median ms', 'max ms', 'requests'], hashRows),
+    markdownTable(
+      ['configuration', 'body to thread', 'median ms', 'max ms', 'of which handoff ms (median)'],
+      hashRows,
+    ),
     '',
   );
 
@@ -194,7 +207,7 @@ export function renderMarkdown(report: BenchReport): string {
       : [],
   );
   lines.push(
-    'Memory: RSS of every process of the configuration (threads included), after warm-up and after the tiny-task requests:',
+    'Memory: RSS of every process of the configuration (threads included), after warm-up and after the light-route requests:',
     '',
     markdownTable(
       ['configuration', 'after warm-up MiB', 'after MiB', 'growth', 'requests'],
