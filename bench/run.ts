@@ -89,7 +89,12 @@ const CONFIGURATIONS: readonly Configuration[] = [
     processes: 1,
     threads: CORES,
     workloads: ['light', 'isolation', 'heavy', 'tiny', 'hash', 'hashClone'],
-    start: () => startBaseline('lean', 'lean-server.ts', { POOL_THREADS: String(CORES) }),
+    start: () =>
+      startBaseline('lean', 'lean-server.ts', {
+        POOL_THREADS: String(CORES),
+        // corepool's default; see the README's thread priority finding.
+        WORKER_NICE_INCREMENT: '10',
+      }),
   },
   {
     key: 'inline',

@@ -4,7 +4,8 @@
  * `{ task, input }`), with no NestJS, no validation, no logging, no metrics.
  * It is the ceiling the service can approach, not something to deploy.
  *
- *   POOL_THREADS=2 PORT=3000 node --require tsx/cjs bench/baselines/lean-server.ts
+ *   POOL_THREADS=2 WORKER_NICE_INCREMENT=10 PORT=3000 \
+ *     node --require tsx/cjs bench/baselines/lean-server.ts
  *
  * `POST /api/tasks/hash?clone=1` posts the body to the thread WITHOUT a
  * transfer list (it is copied): the bench compares transfer with clone here,
@@ -30,11 +31,14 @@ interface TaskResponse {
 const handoffs: Record<'transfer' | 'clone', number[]> = { transfer: [], clone: [] };
 
 const threads = Number(process.env.POOL_THREADS ?? availableParallelism());
+// The bench gives the threads the service's default priority, so that only the framework differs.
+const niceIncrement = Number(process.env.WORKER_NICE_INCREMENT ?? 0);
 const pool = new Piscina<{ task: string; input: object; body?: Uint8Array }, TaskResponse>({
   filename: resolve(__dirname, '..', '..', 'dist', 'workers', 'thread-entry.js'),
   minThreads: threads,
   maxThreads: threads,
   idleTimeout: Infinity,
+  niceIncrement,
   // Plain JavaScript threads, even though this file runs through tsx.
   execArgv: [],
 });
