@@ -308,7 +308,7 @@ async function main(): Promise<void> {
     singleThread: single,
     configs,
   };
-  const written = writeReport(report, { updateReadme: !quick });
+  const written = await writeReport(report, { updateReadme: !quick });
   log(`done in ${Math.round(report.durationSeconds)} s; wrote ${written.join(', ')}`);
 }
 

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import * as prettier from 'prettier';
 import { PROBE_TIMEOUT_MS, type Throughput } from './load';
 import { ROOT } from './servers';
 import {
@@ -257,7 +258,10 @@ const README_START = '<!-- bench:results:start -->';
 const README_END = '<!-- bench:results:end -->';
 
 /** Writes latest.md and latest.json (and the README's table); returns the paths written. */
-export function writeReport(report: BenchReport, options: { updateReadme: boolean }): string[] {
+export async function writeReport(
+  report: BenchReport,
+  options: { updateReadme: boolean },
+): Promise<string[]> {
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const markdown = renderMarkdown(report);
@@ -273,10 +277,10 @@ export function writeReport(report: BenchReport, options: { updateReadme: boolea
     const from = readme.indexOf(README_START);
     const to = readme.indexOf(README_END);
     if (from >= 0 && to > from) {
-      writeFileSync(
-        readmePath,
-        `${readme.slice(0, from + README_START.length)}\n\n${markdown}\n${readme.slice(to)}`,
-      );
+      const updated = `${readme.slice(0, from + README_START.length)}\n\n${markdown}\n${readme.slice(to)}`;
+      // Formatted as `npm run check` expects, so a fresh run leaves the README clean.
+      const style = (await prettier.resolveConfig(readmePath)) ?? {};
+      writeFileSync(readmePath, await prettier.format(updated, { ...style, filepath: readmePath }));
       written.push(readmePath);
     }
   }

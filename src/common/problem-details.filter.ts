@@ -92,8 +92,10 @@ function fastifyError(exception: unknown): AppError | undefined {
 
 function fromHttpException(exception: HttpException, request: FastifyRequest): AppError {
   const status: number = exception.getStatus();
-  if (status === Number(HttpStatus.NOT_FOUND)) return Errors.routeNotFound(request.method, request.url);
-  if (status === Number(HttpStatus.PAYLOAD_TOO_LARGE)) return Errors.payloadTooLarge(exception.message);
+  if (status === Number(HttpStatus.NOT_FOUND))
+    return Errors.routeNotFound(request.method, request.url);
+  if (status === Number(HttpStatus.PAYLOAD_TOO_LARGE))
+    return Errors.payloadTooLarge(exception.message);
   if (status === Number(HttpStatus.UNSUPPORTED_MEDIA_TYPE))
     return Errors.unsupportedMediaType(undefined, [], exception.message);
   if (status >= 400 && status < 500) {
