@@ -20,7 +20,8 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: '.',
-      testMatch: ['<rootDir>/src/**/*.spec.ts'],
+      // bench/: only the harness's pure helpers; performance is never asserted in tests.
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'],
       transform,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],

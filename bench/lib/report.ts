@@ -1,0 +1,288 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as prettier from 'prettier';
+import { PROBE_TIMEOUT_MS, type Throughput } from './load';
+import { ROOT } from './servers';
+import {
+  checkTarget,
+  fmt,
+  markdownTable,
+  ratio,
+  type LatencySummary,
+  type TargetResult,
+} from './stats';
+
+export interface ConfigResult {
+  readonly key: string;
+  readonly label: string;
+  readonly processes: number;
+  readonly threads: number;
+  /** Why this configuration has no (or only some) numbers. */
+  error?: string;
+  light?: Throughput;
+  isolation?: {
+    readonly idle: LatencySummary & { readonly timedOut?: number };
+    readonly busy: LatencySummary & { readonly timedOut?: number };
+    /** The heavy load that kept the threads busy meanwhile. */
+    readonly busyLoad: Throughput;
+  };
+  heavy?: Throughput;
+  tiny?: Throughput;
+  hash?: { transfer?: LatencySummary; clone?: LatencySummary };
+  /** Lean only: from posting the 32 MiB body to the thread starting on it. */
+  hashHandoff?: { transfer: LatencySummary; clone: LatencySummary };
+  rss?: {
+    readonly beforeMiB: number;
+    readonly afterMiB: number;
+    readonly requests: number;
+    readonly failed: number;
+  };
+}
+
+export interface BenchReport {
+  readonly date: string;
+  readonly mode: 'quick' | 'full';
+  readonly command: string;
+  readonly cores: number;
+  readonly cpu: string;
+  readonly node: string;
+  readonly loadAverage: { readonly before: number; readonly after: number };
+  readonly durationSeconds: number;
+  readonly settings: Record<string, unknown>;
+  readonly singleThread: { readonly perSecond: number; readonly msPerTask: number };
+  readonly configs: readonly ConfigResult[];
+}
+
+const find = (report: BenchReport, key: string) => report.configs.find((c) => c.key === key);
+
+/** The ideal heavy throughput: every core running the task at its single-thread rate. */
+export const idealPerSecond = (report: BenchReport) => report.cores * report.singleThread.perSecond;
+
+const isolationRatio = (config: ConfigResult | undefined) =>
+  ratio(config?.isolation?.busy.p99, config?.isolation?.idle.p99);
+
+const rssGrowth = (config: ConfigResult | undefined) =>
+  ratio(config?.rss?.afterMiB, config?.rss?.beforeMiB) - 1;
+
+/** The issue's targets, for the one-process pool and for the cluster. */
+export function computeTargets(report: BenchReport): TargetResult[] {
+  const lean = find(report, 'lean');
+  const bare = find(report, 'bare');
+  const targets: TargetResult[] = [];
+  for (const key of ['pool', 'cluster']) {
+    const c = find(report, key);
+    if (c === undefined) continue;
+    const name = `${c.processes} × ${c.threads / c.processes}`;
+    targets.push(
+      checkTarget(`isolation ${name}: busy p99 ÷ idle p99`, isolationRatio(c), 'atMost', 2),
+      checkTarget(
+        `heavy ${name} ÷ lean`,
+        ratio(c.heavy?.perSecond, lean?.heavy?.perSecond),
+        'atLeast',
+        0.95,
+      ),
+      checkTarget(
+        `heavy ${name} ÷ ideal`,
+        ratio(c.heavy?.perSecond, idealPerSecond(report)),
+        'atLeast',
+        0.85,
+      ),
+      checkTarget(
+        `light route ${name} ÷ bare Fastify`,
+        ratio(c.light?.perSecond, bare?.light?.perSecond),
+        'atLeast',
+        0.8,
+      ),
+      checkTarget(
+        `tiny tasks ${name} ÷ lean`,
+        ratio(c.tiny?.perSecond, lean?.tiny?.perSecond),
+        'atLeast',
+        0.9,
+      ),
+      checkTarget(`RSS growth ${name} over the requests`, rssGrowth(c), 'atMost', 0.1),
+    );
+  }
+  targets.push(
+    checkTarget(
+      '32 MiB hash (lean): clone time ÷ transfer time',
+      ratio(lean?.hash?.clone?.p50, lean?.hash?.transfer?.p50),
+      'atLeast',
+      1.5,
+    ),
+  );
+  return targets;
+}
+
+const ms = (value: number | undefined) => fmt(value, value !== undefined && value < 10 ? 2 : 1);
+
+function showTarget(target: TargetResult): string[] {
+  const percent = target.name.startsWith('RSS');
+  const value = (v: number) => (percent ? `${fmt(v * 100, 1)} %` : `${fmt(v, 2)}`);
+  const sign = target.comparison === 'atLeast' ? '≥' : '≤';
+  const met = target.met === undefined ? 'not measured' : target.met ? 'yes' : '**no**';
+  return [target.name, value(target.measured), `${sign} ${value(target.goal)}`, met];
+}
+
+/** p50 / p99 / max; probes that hit the timeout count at it, so those values are lower bounds. */
+function busyCell(busy: LatencySummary & { readonly timedOut?: number }): string {
+  const cell = `${ms(busy.p50)} / ${ms(busy.p99)} / ${ms(busy.max)}`;
+  const timedOut = busy.timedOut ?? 0;
+  return timedOut > 0
+    ? `${cell} (${timedOut} of ${busy.samples} timed out at ${ms(PROBE_TIMEOUT_MS)})`
+    : cell;
+}
+
+/** The report as markdown, without a title (the README embeds it under its own heading). */
+export function renderMarkdown(report: BenchReport): string {
+  const ideal = idealPerSecond(report);
+  const lines: string[] = [];
+  lines.push(
+    `Run ${report.date.slice(0, 16).replace('T', ' ')} UTC · ${report.cores} cores (${report.cpu}) · ` +
+      `Node ${report.node} · \`${report.command}\` (${report.mode}, ${Math.round(report.durationSeconds)} s) · ` +
+      `load average ${fmt(report.loadAverage.before, 2)} before, ${fmt(report.loadAverage.after, 2)} after`,
+    '',
+    `The load generator (autocannon) runs on the same ${report.cores} cores as the servers. ` +
+      `Ideal heavy throughput = ${report.cores} cores × ${fmt(report.singleThread.perSecond, 1)} tasks/s ` +
+      `(the task alone on one thread, ${fmt(report.singleThread.msPerTask, 1)} ms each) = ${fmt(ideal, 1)} tasks/s.`,
+    '',
+    markdownTable(['target', 'measured', 'goal', 'met'], computeTargets(report).map(showTarget)),
+    '',
+  );
+
+  lines.push(
+    markdownTable(
+      [
+        'configuration',
+        'light route req/s',
+        'probe idle p50 / p99 ms',
+        'probe busy p50 / p99 / max ms',
+        'busy ÷ idle p99',
+        'heavy tasks/s (÷ ideal)',
+        'tiny tasks/s',
+      ],
+      report.configs
+        .filter((c) => c.key !== 'poolNice0')
+        .map((c) => [
+          c.label,
+          fmt(c.light?.perSecond),
+          c.isolation ? `${ms(c.isolation.idle.p50)} / ${ms(c.isolation.idle.p99)}` : '–',
+          c.isolation ? busyCell(c.isolation.busy) : '–',
+          c.isolation ? `${fmt(isolationRatio(c), 1)} ×` : '–',
+          c.heavy
+            ? `${fmt(c.heavy.perSecond, 1)} (${fmt(ratio(c.heavy.perSecond, ideal), 2)})`
+            : '–',
+          fmt(c.tiny?.perSecond),
+        ]),
+    ),
+    '',
+  );
+
+  const hashRows = report.configs.flatMap((c) =>
+    (['transfer', 'clone'] as const).flatMap((variant) => {
+      const h = c.hash?.[variant];
+      const handoff = c.hashHandoff?.[variant];
+      return h ? [[c.label, variant, ms(h.p50), ms(h.max), handoff ? ms(handoff.p50) : '–']] : [];
+    }),
+  );
+  lines.push(
+    '32 MiB `hash` (sha256), end to end over HTTP, one request at a time:',
+    '',
+    markdownTable(
+      ['configuration', 'body to thread', 'median ms', 'max ms', 'of which handoff ms (median)'],
+      hashRows,
+    ),
+    '',
+  );
+
+  const rssRows = report.configs.flatMap((c) =>
+    c.rss
+      ? [
+          [
+            c.label,
+            fmt(c.rss.beforeMiB, 1),
+            fmt(c.rss.afterMiB, 1),
+            `${fmt(rssGrowth(c) * 100, 1)} %`,
+            `${fmt(c.rss.requests)}${c.rss.failed > 0 ? ` (${c.rss.failed} failed)` : ''}`,
+          ],
+        ]
+      : [],
+  );
+  lines.push(
+    'Memory: RSS of every process of the configuration (threads included), after warm-up and after the light-route requests:',
+    '',
+    markdownTable(
+      ['configuration', 'after warm-up MiB', 'after MiB', 'growth', 'requests'],
+      rssRows,
+    ),
+    '',
+  );
+
+  for (const c of report.configs) {
+    if (c.error !== undefined) lines.push(`**${c.label} failed:** ${c.error}`, '');
+  }
+
+  const niceRows = ['poolNice0', 'pool'].flatMap((key) => {
+    const c = find(report, key);
+    if (c?.isolation === undefined) return [];
+    const { idle, busy } = c.isolation;
+    return [
+      [
+        key === 'pool' ? '10 (default)' : '0',
+        ms(idle.p99),
+        ms(busy.p50),
+        ms(busy.p99),
+        ms(busy.max),
+        `${fmt(isolationRatio(c), 1)} ×`,
+      ],
+    ];
+  });
+  lines.push(
+    `Thread priority: the probe on 1 process × ${report.cores} threads, with \`WORKER_NICE_INCREMENT\` 0 and 10:`,
+    '',
+    markdownTable(
+      [
+        'WORKER_NICE_INCREMENT',
+        'idle p99 ms',
+        'busy p50 ms',
+        'busy p99 ms',
+        'busy max ms',
+        'ratio',
+      ],
+      niceRows,
+    ),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+const README_START = '<!-- bench:results:start -->';
+const README_END = '<!-- bench:results:end -->';
+
+/** Writes latest.md and latest.json (and the README's table); returns the paths written. */
+export async function writeReport(
+  report: BenchReport,
+  options: { updateReadme: boolean },
+): Promise<string[]> {
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const markdown = renderMarkdown(report);
+  const written = [join(dir, 'latest.md'), join(dir, 'latest.json')];
+  writeFileSync(written[0] as string, `# corepool benchmark\n\n${markdown}`);
+  writeFileSync(
+    written[1] as string,
+    `${JSON.stringify({ ...report, targets: computeTargets(report) }, null, 2)}\n`,
+  );
+  if (options.updateReadme) {
+    const readmePath = join(ROOT, 'README.md');
+    const readme = readFileSync(readmePath, 'utf8');
+    const from = readme.indexOf(README_START);
+    const to = readme.indexOf(README_END);
+    if (from >= 0 && to > from) {
+      const updated = `${readme.slice(0, from + README_START.length)}\n\n${markdown}\n${readme.slice(to)}`;
+      // Formatted as `npm run check` expects, so a fresh run leaves the README clean.
+      const style = (await prettier.resolveConfig(readmePath)) ?? {};
+      writeFileSync(readmePath, await prettier.format(updated, { ...style, filepath: readmePath }));
+      written.push(readmePath);
+    }
+  }
+  return written.map((path) => relative(ROOT, path));
+}

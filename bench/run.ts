@@ -1,0 +1,320 @@
+/**
+ * corepool's benchmark: the before/after proof and the performance targets.
+ *
+ *   npm run bench             # full run, under 10 minutes on 2 cores
+ *   npm run bench -- --quick  # about 2 minutes, shorter and noisier
+ *
+ * Builds dist/ if it is stale, starts every configuration as a child process
+ * on a free loopback port, drives it with autocannon from this process, and
+ * writes bench/results/latest.md and latest.json. A full run also refreshes
+ * the table in the README. See the README's Performance section.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { resolve } from 'node:path';
+import { buildIfNeeded } from './lib/build';
+import { background, fixedAmount, probe, throughput, timedSequence, type Target } from './lib/load';
+import { writeReport, type BenchReport, type ConfigResult } from './lib/report';
+import { ROOT, startBaseline, startService, type Server } from './lib/servers';
+import { summarize } from './lib/stats';
+
+const quick = process.argv.includes('--quick');
+
+/** Every duration and count of the run; `--quick` shrinks them. */
+const PLAN = quick
+  ? {
+      singleThreadSeconds: 2,
+      lightSeconds: 2,
+      probeIdleSeconds: 2,
+      probeBusySeconds: 3,
+      heavyWarmSeconds: 1,
+      heavySeconds: 3,
+      tinySeconds: 2,
+      hashRequests: 3,
+      rssWarmRequests: 1_000,
+      rssRequests: 5_000,
+    }
+  : {
+      singleThreadSeconds: 5,
+      lightSeconds: 10,
+      probeIdleSeconds: 5,
+      probeBusySeconds: 8,
+      heavyWarmSeconds: 2,
+      heavySeconds: 10,
+      tinySeconds: 8,
+      hashRequests: 10,
+      rssWarmRequests: 10_000,
+      rssRequests: 100_000,
+    };
+
+const CORES = availableParallelism();
+/** The heavy task: tens of milliseconds of pure CPU on one core. */
+const HEAVY_INPUT = { iterations: 2_000_000, payloadSize: 10_000 };
+/** The tiny task: a few microseconds, so the HTTP + pool path is all that is measured. */
+const TINY_INPUT = { iterations: 100, payloadSize: 100 };
+const PROBE_RATE = 50;
+const LIGHT_CONNECTIONS = 32;
+// Below the default queue limit of one process (16 per thread), so no request is refused.
+const TINY_CONNECTIONS = 16;
+const HASH_BYTES = 32 * 1024 * 1024;
+
+type Workload = 'light' | 'isolation' | 'heavy' | 'tiny' | 'hash' | 'hashClone' | 'rss';
+
+interface Configuration {
+  readonly key: string;
+  readonly label: string;
+  readonly processes: number;
+  /** Worker threads in all processes together (0: inline). */
+  readonly threads: number;
+  readonly workloads: readonly Workload[];
+  start(): Promise<Server>;
+}
+
+const service = (env: Record<string, string>) => () => startService('service', env);
+const ALL_SERVICE: readonly Workload[] = ['light', 'isolation', 'heavy', 'tiny', 'hash', 'rss'];
+
+const CONFIGURATIONS: readonly Configuration[] = [
+  {
+    key: 'bare',
+    label: 'bare Fastify (hello route)',
+    processes: 1,
+    threads: 0,
+    workloads: ['light'],
+    start: () => startBaseline('bare Fastify', 'bare-fastify.ts'),
+  },
+  {
+    key: 'lean',
+    label: `lean: Fastify + Piscina, ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['light', 'isolation', 'heavy', 'tiny', 'hash', 'hashClone'],
+    start: () =>
+      startBaseline('lean', 'lean-server.ts', {
+        POOL_THREADS: String(CORES),
+        // corepool's default; see the README's thread priority finding.
+        WORKER_NICE_INCREMENT: '10',
+      }),
+  },
+  {
+    key: 'inline',
+    label: 'corepool, POOL_THREADS=0 (inline: before)',
+    processes: 1,
+    threads: 0,
+    workloads: ['light', 'isolation', 'heavy', 'tiny'],
+    start: service({ CLUSTER_WORKERS: '1', POOL_THREADS: '0' }),
+  },
+  {
+    key: 'pool',
+    label: `corepool, 1 process × ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ALL_SERVICE,
+    start: service({ CLUSTER_WORKERS: '1' }),
+  },
+  {
+    key: 'cluster',
+    label: `corepool, ${CORES} processes × 1 thread (default)`,
+    processes: CORES,
+    threads: CORES,
+    workloads: ALL_SERVICE,
+    start: service({ CLUSTER_WORKERS: String(CORES) }),
+  },
+  {
+    key: 'poolNice0',
+    label: `corepool, 1 process × ${CORES} threads, WORKER_NICE_INCREMENT=0`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['isolation'],
+    start: service({ CLUSTER_WORKERS: '1', WORKER_NICE_INCREMENT: '0' }),
+  },
+];
+
+const json = (path: string, body: object): Target => ({
+  url: '',
+  path,
+  method: 'POST',
+  body: JSON.stringify(body),
+  contentType: 'application/json',
+});
+const at = (server: Server, target: Target): Target => ({ ...target, url: server.url });
+
+const started = performance.now();
+function log(line: string): void {
+  const elapsed = Math.round((performance.now() - started) / 1000);
+  const stamp = `${String(Math.floor(elapsed / 60)).padStart(2, '0')}:${String(elapsed % 60).padStart(2, '0')}`;
+  process.stderr.write(`[${stamp}] ${line}\n`);
+}
+
+/** Runs the heavy task in this process, nothing else running: the single-thread rate. */
+async function singleThreadRate(): Promise<{ perSecond: number; msPerTask: number }> {
+  const file = resolve(ROOT, 'dist', 'workers', 'tasks', 'compute.task.js');
+  const { computeTask } = (await import(
+    file
+  )) as typeof import('../src/workers/tasks/compute.task');
+  // `run` may return a promise in general; compute's is synchronous, so each call is one task.
+  for (let i = 0; i < 5; i++) void computeTask.run(HEAVY_INPUT, undefined);
+  let runs = 0;
+  const begin = performance.now();
+  const until = begin + PLAN.singleThreadSeconds * 1000;
+  while (performance.now() < until) {
+    void computeTask.run(HEAVY_INPUT, undefined);
+    runs += 1;
+  }
+  const seconds = (performance.now() - begin) / 1000;
+  return { perSecond: runs / seconds, msPerTask: (seconds * 1000) / runs };
+}
+
+async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigResult> {
+  const result: ConfigResult = {
+    key: config.key,
+    label: config.label,
+    processes: config.processes,
+    threads: config.threads,
+  };
+  log(`${config.label}: starting`);
+  let server: Server | undefined;
+  try {
+    server = await config.start();
+    const heavy = at(server, json('/api/tasks/compute', HEAVY_INPUT));
+    const tiny = at(server, json('/api/tasks/compute', TINY_INPUT));
+    // Enough heavy requests in flight that no thread (or inline event loop) ever waits for one.
+    const busyConnections = Math.max(1, config.threads, config.processes) * 2;
+
+    if (config.workloads.includes('light')) {
+      log(
+        `  light route: GET /health/live, ${LIGHT_CONNECTIONS} connections, ${PLAN.lightSeconds} s`,
+      );
+      const light = { url: server.url, path: '/health/live' };
+      await throughput(light, LIGHT_CONNECTIONS, 1);
+      result.light = await throughput(light, LIGHT_CONNECTIONS, PLAN.lightSeconds);
+      log(`  → ${Math.round(result.light.perSecond)} req/s`);
+    }
+    if (config.workloads.includes('isolation')) {
+      log(`  isolation: probe at ${PROBE_RATE}/s idle (${PLAN.probeIdleSeconds} s)`);
+      const idle = await probe(server.url, '/health/live', PROBE_RATE, PLAN.probeIdleSeconds);
+      log(
+        `  → idle p99 ${idle.p99.toFixed(2)} ms; now with every thread busy (${PLAN.probeBusySeconds} s)`,
+      );
+      const stop = background(heavy, busyConnections);
+      await new Promise((done) => setTimeout(done, 1000));
+      const busy = await probe(server.url, '/health/live', PROBE_RATE, PLAN.probeBusySeconds);
+      const load = await stop();
+      result.isolation = { idle, busy, busyLoad: load };
+      log(`  → busy p99 ${busy.p99.toFixed(2)} ms, max ${busy.max.toFixed(2)} ms`);
+    }
+    if (config.workloads.includes('heavy')) {
+      log(
+        `  heavy throughput: compute ${HEAVY_INPUT.iterations} iterations, ${busyConnections} connections, ${PLAN.heavySeconds} s`,
+      );
+      await throughput(heavy, busyConnections, PLAN.heavyWarmSeconds);
+      result.heavy = await throughput(heavy, busyConnections, PLAN.heavySeconds);
+      log(`  → ${result.heavy.perSecond.toFixed(1)} tasks/s`);
+    }
+    if (config.workloads.includes('tiny')) {
+      log(`  tiny tasks: ${TINY_CONNECTIONS} connections, ${PLAN.tinySeconds} s`);
+      await throughput(tiny, TINY_CONNECTIONS, 1);
+      result.tiny = await throughput(tiny, TINY_CONNECTIONS, PLAN.tinySeconds);
+      log(`  → ${Math.round(result.tiny.perSecond)} tasks/s`);
+    }
+    if (config.workloads.includes('hash') || config.workloads.includes('hashClone')) {
+      result.hash = {};
+      const variants: ['transfer' | 'clone', string][] = [
+        ['transfer', '/api/tasks/hash?algorithm=sha256'],
+      ];
+      if (config.workloads.includes('hashClone')) {
+        variants.push(['clone', '/api/tasks/hash?algorithm=sha256&clone=1']);
+      }
+      for (const [variant, path] of variants) {
+        log(`  hash 32 MiB (${variant}): ${PLAN.hashRequests} requests, one at a time`);
+        const target: Target = {
+          url: server.url,
+          path,
+          method: 'POST',
+          body: hashBody,
+          contentType: 'application/octet-stream',
+        };
+        await timedSequence(target, 2);
+        const times = summarize(await timedSequence(target, PLAN.hashRequests));
+        result.hash[variant] = times;
+        log(`  → median ${times.p50.toFixed(1)} ms`);
+      }
+      if (config.workloads.includes('hashClone')) {
+        // The handoff alone: from posting the body to the thread starting on it.
+        const handoffs = (await (await fetch(`${server.url}/bench/handoffs`)).json()) as Record<
+          'transfer' | 'clone',
+          number[]
+        >;
+        result.hashHandoff = {
+          transfer: summarize(handoffs.transfer),
+          clone: summarize(handoffs.clone),
+        };
+      }
+    }
+    if (config.workloads.includes('rss')) {
+      // The light route: 100,000 tiny tasks would take minutes on a busy 2-core machine.
+      const light = { url: server.url, path: '/health/live' };
+      log(
+        `  memory: ${PLAN.rssWarmRequests} light requests to warm up, then ${PLAN.rssRequests} more`,
+      );
+      await fixedAmount(light, LIGHT_CONNECTIONS, PLAN.rssWarmRequests);
+      const beforeMiB = server.rssMiB();
+      const load = await fixedAmount(light, LIGHT_CONNECTIONS, PLAN.rssRequests);
+      const afterMiB = server.rssMiB();
+      result.rss = { beforeMiB, afterMiB, requests: load.ok, failed: load.non2xx + load.errors };
+      log(`  → RSS ${beforeMiB.toFixed(1)} → ${afterMiB.toFixed(1)} MiB`);
+    }
+  } catch (error) {
+    // One configuration failing must not cost the others' numbers; the report says why.
+    const reason = error instanceof Error ? error.message : String(error);
+    log(`  ✗ ${reason}`);
+    result.error = reason.split('\n')[0];
+  } finally {
+    await server?.stop();
+  }
+  return result;
+}
+
+async function main(): Promise<void> {
+  buildIfNeeded(log);
+  const loadBefore = loadavg()[0] ?? NaN;
+  log(`${quick ? 'quick' : 'full'} run on ${CORES} cores; load average ${loadBefore.toFixed(2)}`);
+  log(`single-thread rate of the heavy task (${PLAN.singleThreadSeconds} s, in this process)`);
+  const single = await singleThreadRate();
+  log(`  → ${single.perSecond.toFixed(1)} tasks/s (${single.msPerTask.toFixed(1)} ms each)`);
+
+  const hashBody = randomBytes(HASH_BYTES);
+  const configs: ConfigResult[] = [];
+  for (const config of CONFIGURATIONS) configs.push(await measure(config, hashBody));
+
+  const report: BenchReport = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    command: quick ? 'npm run bench -- --quick' : 'npm run bench',
+    cores: CORES,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    loadAverage: { before: loadBefore, after: loadavg()[0] ?? NaN },
+    durationSeconds: (performance.now() - started) / 1000,
+    settings: {
+      heavyInput: HEAVY_INPUT,
+      tinyInput: TINY_INPUT,
+      probeRatePerSecond: PROBE_RATE,
+      lightConnections: LIGHT_CONNECTIONS,
+      tinyConnections: TINY_CONNECTIONS,
+      hashBytes: HASH_BYTES,
+      plan: PLAN,
+    },
+    singleThread: single,
+    configs,
+  };
+  const written = await writeReport(report, { updateReadme: !quick });
+  log(`done in ${Math.round(report.durationSeconds)} s; wrote ${written.join(', ')}`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
