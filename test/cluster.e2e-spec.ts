@@ -18,7 +18,8 @@ function readyPids(service: ServiceProcess): number[] {
 
 function startCluster(env: Record<string, string> = {}) {
   return startService(
-    { CLUSTER_WORKERS: '2', POOL_THREADS: '1', LOG_LEVEL: 'warn', ...env },
+    // info: the primary logs each process it starts and each one that reports ready.
+    { CLUSTER_WORKERS: '2', POOL_THREADS: '1', LOG_LEVEL: 'info', ...env },
     { readyPath: '/health/ready' },
   );
 }
@@ -35,7 +36,6 @@ describe('cluster (real processes, real signals)', () => {
     const cluster = await startCluster({
       SHUTDOWN_DELAY_MS: '1500',
       SHUTDOWN_TIMEOUT_MS: '20000',
-      LOG_LEVEL: 'info',
     });
     service = cluster;
     await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);

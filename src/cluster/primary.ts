@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { AppConfig } from '../config/app-config';
+import type { LogLevel } from '../config/environment-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
 import { isReadyMessage } from './cluster-messages';
@@ -20,17 +21,24 @@ interface Member {
 }
 
 type Level = 'info' | 'warn' | 'error';
-const PINO_LEVELS: Record<Level, number> = { info: 30, warn: 40, error: 50 };
+/** pino's numbers, so the primary's lines filter and sort with the processes' lines. */
+const PINO_LEVELS: Record<LogLevel, number> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Infinity,
+};
 
 /** JSON lines like pino's, without loading pino: the primary stays small. */
-function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
-  const line = {
-    level: PINO_LEVELS[level],
-    time: Date.now(),
-    pid: process.pid,
-    context: 'Primary',
+function logger(threshold: LogLevel) {
+  return (level: Level, msg: string, fields: Record<string, unknown> = {}): void => {
+    if (PINO_LEVELS[level] < PINO_LEVELS[threshold]) return;
+    const line = { level: PINO_LEVELS[level], time: Date.now(), pid: process.pid };
+    process.stdout.write(`${JSON.stringify({ ...line, context: 'Primary', ...fields, msg })}\n`);
   };
-  process.stdout.write(`${JSON.stringify({ ...line, ...fields, msg })}\n`);
 }
 
 /**
@@ -40,6 +48,7 @@ function log(level: Level, msg: string, fields: Record<string, unknown> = {}): v
  * It does nothing heavy itself — no Nest, no pool, no requests.
  */
 export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): void {
+  const log = logger(config.log.level);
   const members = new Map<number, Member>();
   const respawnTimers = new Set<NodeJS.Timeout>();
   let stopping = false;
