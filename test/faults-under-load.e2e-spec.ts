@@ -142,10 +142,15 @@ describe('Faults under load', () => {
       expect(poisonAnswers.map(({ task, answer }) => `${task}:${answer.outcome}`)).toEqual(
         poisonAnswers.map(({ task, expected }) => `${task}:${expected}`),
       );
-      const full = await waitFor(() => pool.stats().threads === pool.stats().targetThreads, 20_000);
+      // crash ×2, oom ×2 and spin ×1 each cost a thread; a restart is counted
+      // once its replacement is up, so wait for both.
+      const full = await waitFor(
+        () =>
+          pool.stats().threads === pool.stats().targetThreads && pool.stats().threadRestarts >= 5,
+        20_000,
+      );
       console.log(`pool after the poison: ${JSON.stringify(pick(pool.stats()))}`);
       expect(full).toBe(true);
-      // crash ×2, oom ×2 and spin ×1 each cost a thread.
       expect(pool.stats().threadRestarts).toBeGreaterThanOrEqual(5);
       await expect(
         postJson(`${service.url}/api/tasks/factorial`, { n: 5 }),

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { get, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
@@ -196,6 +196,7 @@ describe('Metrics against a real Prometheus', () => {
       await sleep(200);
     }
     await generateTrafficOfEveryOutcome(service);
+    await generateJobTraffic(service);
 
     // Prometheus has scraped the counts once every outcome shows in its answer.
     let seen: Record<string, number> = {};
@@ -275,6 +276,46 @@ async function generateTrafficOfEveryOutcome(service: ServiceProcess): Promise<v
     if (!done.has('cancelled')) await abandonRequest(service, 'sleep', { ms: 1000 });
   }
   throw new Error(`not every outcome happened: ${[...(await outcomes())].join(', ')}`);
+}
+
+/**
+ * Runs asynchronous jobs to their end, so the dashboard's job panels have data.
+ * The in-process store is per process, so a poll answered by the other
+ * cluster process says 404; a later one reaches the right process.
+ */
+async function generateJobTraffic(service: ServiceProcess): Promise<void> {
+  const ids = await Promise.all(
+    [1, 2, 3].map(async () => {
+      const response = await fetch(`${service.url}/api/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ task: 'factorial', input: { n: 50 } }),
+      });
+      expect(response.status).toBe(202);
+      return ((await response.json()) as { id: string }).id;
+    }),
+  );
+  for (const id of ids) {
+    for (let poll = 0; ; poll++) {
+      // A new connection each time (fetch would reuse one): the cluster spreads connections.
+      const job = (await getOnNewConnection(`${service.url}/api/jobs/${id}`)) as {
+        status?: string;
+      };
+      if (job.status === 'succeeded') break;
+      if (poll > 200) throw new Error(`job ${id} still ${job.status}`);
+      await sleep(50);
+    }
+  }
+}
+
+function getOnNewConnection(url: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve(JSON.parse(text)));
+    }).on('error', reject);
+  });
 }
 
 /** Sends a task and closes the connection before the answer, as a client that gives up. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
@@ -61,6 +61,13 @@ export class MemoryJobStore extends JobStore implements OnModuleDestroy {
     this.concurrency = Math.max(1, config.pool.threads);
     this.sweeper = setInterval(() => this.sweep(), 60_000).unref();
     this.untrack = trackQueueDepth(() => this.counts(), 'sum');
+    if (config.cluster.workers > 1) {
+      // Each process keeps its own jobs, and the cluster spreads requests over processes.
+      new Logger(MemoryJobStore.name).warn(
+        `CLUSTER_WORKERS=${config.cluster.workers} without REDIS_URL: a job is only visible ` +
+          'through the process that took it; set REDIS_URL to share jobs across processes',
+      );
+    }
   }
 
   /** Running jobs are left to the pool's drain; whatever is still queued is lost (said in the README). */

@@ -1,8 +1,8 @@
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, Max, Min, registerDecorator } from 'class-validator';
 import { TaskInputError } from '../task-input-error';
 import { defineTask } from '../task-definition';
+import { QueryInteger } from '../query-number';
 
 const FORMATS = ['gzip', 'deflate', 'br'] as const;
 type CompressionFormat = (typeof FORMATS)[number];
@@ -56,7 +56,7 @@ export class CompressInput {
 
   /** Compression level: 1–9 for gzip and deflate, 0–11 (quality) for br. */
   // Query values arrive as strings.
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt()
   @Min(0)
   @Max(11)

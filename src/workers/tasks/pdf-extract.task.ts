@@ -1,7 +1,7 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { Type } from 'class-transformer';
 import { TaskInputError } from '../task-input-error';
 import { defineTask } from '../task-definition';
+import { QueryInteger } from '../query-number';
 
 // Bounds: a PDF's cost grows with its pages and its text, not its bytes (a small file can
 // declare many pages). Text past MAX_TEXT_CHARS is cut (`truncated: true`) so that a result
@@ -14,7 +14,7 @@ const PDF_MAGIC = '%PDF-';
 export class PdfExtractInput {
   /** Extract the text of at most this many pages (metadata always covers the whole file). */
   @IsOptional()
-  @Type(() => Number)
+  @QueryInteger()
   @IsInt()
   @Min(1)
   @Max(MAX_PAGES)
