@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { TaskInputError } from '../task-input-error';
 import { CompressInput, compressTask } from './compress.task';
+import * as shared from '../../../test/support/task-input';
 
 const text = new TextEncoder().encode('corepool compresses this sentence. '.repeat(200));
 
@@ -22,13 +23,8 @@ async function failure(plain: Partial<CompressInput>, body: Uint8Array): Promise
   throw new Error('expected compress to fail');
 }
 
-async function invalidProperties(query: Record<string, unknown>): Promise<string[]> {
-  const errors = await validate(plainToInstance(CompressInput, query), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-  });
-  return errors.map((error) => error.property);
-}
+const invalidProperties = (query: Record<string, unknown>) =>
+  shared.invalidProperties(CompressInput, query, 'query');
 
 describe(`${compressTask.name} task`, () => {
   describe('run', () => {

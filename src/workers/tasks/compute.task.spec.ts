@@ -1,17 +1,11 @@
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
 import { ComputeInput, computeTask } from './compute.task';
+import * as shared from '../../../test/support/task-input';
 
 const maxIterations = computeTask.limits.maxIterations as number;
 const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
 
-async function invalidProperties(plain: object): Promise<string[]> {
-  const errors = await validate(plainToInstance(ComputeInput, plain), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-  });
-  return errors.map((error) => error.property);
-}
+const invalidProperties = (plain: object) => shared.invalidProperties(ComputeInput, plain);
 
 describe(`${computeTask.name} task`, () => {
   describe('run', () => {

@@ -1,6 +1,5 @@
-import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
 import { FactorialInput, factorialTask } from './factorial.task';
+import * as shared from '../../../test/support/task-input';
 
 const maxN = factorialTask.limits.maxN as number;
 const maxDigits = factorialTask.limits.maxDigits as number;
@@ -15,13 +14,7 @@ function naiveFactorial(n: number): string {
   return product.toString();
 }
 
-async function invalidProperties(plain: object): Promise<string[]> {
-  const errors = await validate(plainToInstance(FactorialInput, plain), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-  });
-  return errors.map((error) => error.property);
-}
+const invalidProperties = (plain: object) => shared.invalidProperties(FactorialInput, plain);
 
 describe(`${factorialTask.name} task`, () => {
   describe('run', () => {

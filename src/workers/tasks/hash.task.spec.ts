@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
 import { HashInput, hashTask } from './hash.task';
+import * as shared from '../../../test/support/task-input';
 
 const abc = new TextEncoder().encode('abc');
 
@@ -8,13 +8,7 @@ function hashOf(algorithm: HashInput['algorithm'], body: Uint8Array | undefined)
   return hashTask.run(Object.assign(new HashInput(), { algorithm }), body);
 }
 
-async function invalidProperties(plain: object): Promise<string[]> {
-  const errors = await validate(plainToInstance(HashInput, plain), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-  });
-  return errors.map((error) => error.property);
-}
+const invalidProperties = (plain: object) => shared.invalidProperties(HashInput, plain, 'query');
 
 describe(`${hashTask.name} task`, () => {
   describe('run', () => {

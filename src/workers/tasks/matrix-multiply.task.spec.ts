@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
-import { validate } from 'class-validator';
 import { MatrixMultiplyInput, matrixMultiplyTask } from './matrix-multiply.task';
+import { fieldErrors } from '../../../test/support/task-input';
 
 const maxDimension = matrixMultiplyTask.limits.maxDimension as number;
 const maxProductEntries = matrixMultiplyTask.limits.maxProductEntries as number;
@@ -9,15 +9,7 @@ function multiply(plain: Partial<MatrixMultiplyInput>) {
   return matrixMultiplyTask.run(Object.assign(new MatrixMultiplyInput(), plain), undefined);
 }
 
-async function errorsOf(plain: object): Promise<Record<string, string[]>> {
-  const errors = await validate(plainToInstance(MatrixMultiplyInput, plain), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-  });
-  return Object.fromEntries(
-    errors.map((error) => [error.property, Object.values(error.constraints ?? {})]),
-  );
-}
+const errorsOf = (plain: object) => fieldErrors(MatrixMultiplyInput, plain);
 
 describe(`${matrixMultiplyTask.name} task`, () => {
   describe('run', () => {
