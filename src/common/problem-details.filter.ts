@@ -36,12 +36,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const error = this.toAppError(exception, request);
     if (reply.sent || reply.raw.destroyed) return;
-    for (const [name, value] of Object.entries(error.extras.headers ?? {}))
-      void reply.header(name, value);
-    void reply
-      .status(error.status)
-      .header('content-type', PROBLEM_CONTENT_TYPE)
-      .send(toProblem(error, request.url));
+    void sendProblem(reply, error, request.url);
   }
 
   private toAppError(exception: unknown, request: FastifyRequest): AppError {
@@ -54,6 +49,23 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     );
     return Errors.internal();
   }
+}
+
+/** The code of the problem each reply was answered with, for the HTTP error metrics. */
+const problemCodes = new WeakMap<FastifyReply, string>();
+
+/** Answers with the error as problem+json, with its status and headers; every error reply goes through here. */
+export function sendProblem(reply: FastifyReply, error: AppError, instance?: string): FastifyReply {
+  problemCodes.set(reply, error.code);
+  return reply
+    .status(error.status)
+    .headers({ ...error.extras.headers, 'content-type': PROBLEM_CONTENT_TYPE })
+    .send(toProblem(error, instance));
+}
+
+/** The problem code a reply was sent with, if it was a problem. */
+export function problemCodeOf(reply: FastifyReply): string | undefined {
+  return problemCodes.get(reply);
 }
 
 export function toProblem(error: AppError, instance?: string): ProblemDetails {

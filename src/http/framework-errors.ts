@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
-import { PROBLEM_CONTENT_TYPE, toProblem } from '../common/problem-details.filter';
+import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from '../common/problem-details.filter';
 
 /**
  * Fastify's `frameworkErrors`: a URL that cannot be decoded or a path
@@ -16,11 +16,7 @@ export function frameworkErrorHandler(
   const problem = Errors.validationFailed(error.message, [
     { property: 'url', messages: [error.message] },
   ]);
-  void reply
-    .status(problem.status)
-    .header('content-type', PROBLEM_CONTENT_TYPE)
-    .header('x-request-id', request.id)
-    .send(toProblem(problem));
+  void sendProblem(reply.header('x-request-id', request.id), problem);
 }
 
 /**

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
-import { PROBLEM_CONTENT_TYPE, toProblem } from '../common/problem-details.filter';
+import { sendProblem } from '../common/problem-details.filter';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
@@ -55,11 +55,7 @@ export class ShutdownService {
     fastify.addHook('onRequest', async (request, reply) => {
       const first = this.connections.begin(request.raw, reply.raw);
       if (this.current === 'serving' || this.current === 'stopping' || first) return;
-      const error = Errors.shuttingDown();
-      return reply
-        .code(error.status)
-        .headers({ ...error.extras.headers, 'content-type': PROBLEM_CONTENT_TYPE })
-        .send(toProblem(error, request.url));
+      return sendProblem(reply, Errors.shuttingDown(), request.url);
     });
     fastify.addHook('onSend', async (_request, reply, payload) => {
       if (this.current === 'draining' || this.current === 'closed') {

@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Histogram } from 'prom-client';
-import { PROBLEM_CONTENT_TYPE } from '../common/problem-details.filter';
+import { problemCodeOf } from '../common/problem-details.filter';
 import { freshMetric } from './metric-registry';
 
 /** The `route` of requests no route matched: one fixed value, never the raw URL. */
@@ -38,30 +38,11 @@ export class HttpMetricsService implements OnModuleInit {
         labelNames: ['method', 'route', 'status_code', 'code'],
       }),
   );
-  /** The problem code of an error response, seen in onSend, counted in onResponse. */
-  private readonly codes = new WeakMap<FastifyRequest, string>();
-
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.addHook('onSend', async (request, reply, payload) => {
-      this.rememberCode(request, reply, payload);
-      return payload;
-    });
     fastify.addHook('onResponse', async (request, reply) => this.record(request, reply));
-  }
-
-  private rememberCode(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
-    if (reply.statusCode < 400 || typeof payload !== 'string') return;
-    const type = reply.getHeader('content-type');
-    if (typeof type !== 'string' || !type.startsWith(PROBLEM_CONTENT_TYPE)) return;
-    try {
-      const { code } = JSON.parse(payload) as { code?: unknown };
-      if (typeof code === 'string') this.codes.set(request, code);
-    } catch {
-      // Not a problem document after all; counted without a code.
-    }
   }
 
   private record(request: FastifyRequest, reply: FastifyReply): void {
@@ -73,7 +54,7 @@ export class HttpMetricsService implements OnModuleInit {
     };
     this.duration.observe(labels, reply.elapsedTime / 1000);
     if (reply.statusCode >= 400) {
-      this.errors.inc({ ...labels, code: this.codes.get(request) ?? 'none' });
+      this.errors.inc({ ...labels, code: problemCodeOf(reply) ?? 'none' });
     }
   }
 }
