@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { ComputeModule } from './compute/compute.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -11,13 +12,16 @@ import { WorkersModule } from './workers/workers.module';
 
 @Module({})
 export class AppModule {
-  /** main.ts passes the configuration it loaded from the environment; tests pass their own. */
-  static forRoot(config: AppConfig): DynamicModule {
+  /**
+   * main.ts passes the configuration it loaded from the environment, tests their
+   * own; the root logger is Fastify's too, so createApp makes it first.
+   */
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule,
+        LoggingModule.forRoot(logger),
         WorkersModule,
         LifecycleModule,
         ComputeModule,

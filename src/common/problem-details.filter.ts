@@ -2,7 +2,6 @@ import {
   Catch,
   HttpException,
   HttpStatus,
-  Logger,
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
@@ -28,8 +27,6 @@ export interface ProblemDetails {
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
-  private readonly logger = new Logger(ProblemDetailsFilter.name);
-
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
@@ -44,9 +41,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const fromFastify = fastifyError(exception);
     if (fromFastify !== undefined) return fromFastify;
     if (exception instanceof HttpException) return fromHttpException(exception, request);
-    this.logger.error(
-      exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
-    );
+    // The request's own logger: the line carries its reqId.
+    request.log.error({ err: exception }, 'unhandled error; answered 500 INTERNAL_ERROR');
     return Errors.internal();
   }
 }

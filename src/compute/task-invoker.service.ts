@@ -34,6 +34,7 @@ export class TaskInvokerService {
       body,
       signal: clientAbortSignal(reply),
       arrivedAt: request.arrivedAt,
+      requestId: request.id,
     });
     return { task, input, result };
   }

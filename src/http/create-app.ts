@@ -7,6 +7,8 @@ import { ProblemDetailsFilter } from '../common/problem-details.filter';
 import { VALIDATOR_OPTIONS, validationError } from '../common/validation';
 import type { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';
+import { AccessLog } from '../logging/access-log';
+import { createRootLogger } from '../logging/root-logger';
 import { TaskRegistry } from '../workers/task-registry';
 import { registerBodyParsers } from './body-parsers';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors';
@@ -23,14 +25,16 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  * main.ts and the end-to-end tests both start the service through here.
  */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const logger = createRootLogger(config.log);
   const adapter = new FastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
     genReqId: requestId,
-    // Nest's logger (pino) logs requests; Fastify's own would log them twice.
-    logger: false,
+    // One pino logger for the process; Fastify gives each request a child with its `reqId`.
+    loggerInstance: logger,
+    logController: new AccessLog(),
     // Connection-level limits (slowloris, silent sockets, idle keep-alive); see the README.
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
@@ -45,10 +49,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, logger),
+    adapter,
+    {
+      bodyParser: false,
+      bufferLogs: true,
+    },
+  );
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new ProblemDetailsFilter());
   app.useGlobalPipes(

@@ -3,9 +3,8 @@ import { PinoLogger } from 'nestjs-pino';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 
 /**
- * One debug line per finished task: task, outcome, wait and run time. The
- * pool reports a task while the request that ran it is still the current
- * async context, so nestjs-pino's logger puts that request's id on the line.
+ * One debug line per finished task: task, outcome, wait and run time, and the
+ * id of the request that ran it (`reqId`, as on that request's own lines).
  */
 @Injectable()
 export class TaskLogListener implements OnModuleInit, OnModuleDestroy {
@@ -19,8 +18,13 @@ export class TaskLogListener implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.unsubscribe = this.pool.onSettled(({ task, outcome, waitMs, runMs, error }) => {
-      this.logger.debug({ task, outcome, waitMs, runMs, code: error?.code }, 'task finished');
+    this.unsubscribe = this.pool.onSettled(({ task, requestId, outcome, waitMs, runMs, error }) => {
+      // Every task settles here; below debug, skip building the line at all.
+      if (!this.logger.logger.isLevelEnabled('debug')) return;
+      this.logger.debug(
+        { reqId: requestId, task, outcome, waitMs, runMs, code: error?.code },
+        'task finished',
+      );
     });
   }
 

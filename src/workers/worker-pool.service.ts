@@ -1,4 +1,4 @@
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { EventEmitter } from 'node:events';
 import { extname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
@@ -24,6 +24,8 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** `performance.now()` when the request arrived: the deadline counts from there. */
   readonly arrivedAt?: number;
+  /** The request's id, for the log lines about this task. */
+  readonly requestId?: string;
 }
 
 export interface TaskResult {
@@ -34,8 +36,13 @@ export interface TaskResult {
   readonly threadId: number;
 }
 
-export interface TaskSettled {
+/** Which task, for which request. */
+interface TaskRef {
   readonly task: string;
+  readonly requestId?: string;
+}
+
+export interface TaskSettled extends TaskRef {
   readonly outcome: TaskOutcome;
   /** Undefined when the task never reached a thread (rejected, or aborted while queued). */
   readonly waitMs?: number;
@@ -98,12 +105,16 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly waitTimes = new RollingPercentiles();
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
-  private readonly shutdown = new AbortController();
+  /**
+   * How to abort each task in flight, for a shutdown past its budget. A set
+   * rather than a listener per task on one shutdown signal: every task would
+   * pay for adding and removing an EventTarget listener, which is slow.
+   */
+  private readonly inFlight = new Set<(reason: AbortReason) => void>();
   private readonly runInline = createTaskRunner(this.registry);
   private pool: Piscina<TaskRequest, TaskResponse> | undefined;
   private warm = false;
   private accepting = true;
-  private inFlight = 0;
   private completed = 0;
   /** Smoothed recent times, for Retry-After, over `observed` tasks that reached a thread. */
   private observed = 0;
@@ -116,8 +127,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
     this.events.setMaxListeners(0);
-    // Every task in flight listens for shutdown; more than ten is normal, not a leak.
-    setMaxListeners(0, this.shutdown.signal);
   }
 
   async onModuleInit(): Promise<void> {
@@ -169,10 +178,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   async run(name: string, input: object, options: RunOptions = {}): Promise<TaskResult> {
     const arrivedAt = options.arrivedAt ?? performance.now();
     if (this.registry.get(name) === undefined) throw Errors.taskNotFound(name);
-    if (!this.accepting) throw this.settle(name, 'rejected', Errors.shuttingDown());
+    const ref: TaskRef = { task: name, requestId: options.requestId };
+    if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
     const { pool } = this;
     if (pool !== undefined && pool.queueSize >= this.config.pool.maxQueue) {
-      throw this.settle(name, 'rejected', Errors.poolSaturated(this.retryAfterSeconds()));
+      throw this.settle(ref, 'rejected', Errors.poolSaturated(this.retryAfterSeconds()));
     }
 
     const controller = new AbortController();
@@ -180,13 +190,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const remainingMs = this.config.pool.taskTimeoutMs - (performance.now() - arrivedAt);
     const timer = setTimeout(() => abort('timeout'), Math.max(0, remainingMs));
     const onClientAbort = () => abort('cancelled');
-    const onShutdown = () => abort('shutdown');
     options.signal?.addEventListener('abort', onClientAbort, { once: true });
-    this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
     if (options.signal?.aborted === true) abort('cancelled');
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
-    this.inFlight += 1;
+    this.inFlight.add(abort);
     try {
       const response = await this.dispatch(
         { task: name, input, body: options.body },
@@ -196,23 +204,22 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       const timing = { waitMs, runMs: response.runMs };
       this.observe(timing);
       if (response.ok) {
-        this.settle(name, 'success', undefined, timing);
+        this.settle(ref, 'success', undefined, timing);
         return { value: response.value, ...timing, threadId: response.threadId };
       }
       const error =
         response.kind === 'input' ? inputError(response) : Errors.taskFailed(response.message);
-      throw this.settle(name, 'failed', error, timing);
+      throw this.settle(ref, 'failed', error, timing);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw this.settleFailure(name, error, controller.signal);
+      throw this.settleFailure(ref, error, controller.signal);
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onClientAbort);
-      this.shutdown.signal.removeEventListener('abort', onShutdown);
-      this.inFlight -= 1;
+      this.inFlight.delete(abort);
       this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
-      if (this.inFlight === 0) this.events.emit('idle');
+      if (this.inFlight.size === 0) this.events.emit('idle');
     }
   }
 
@@ -227,7 +234,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const targetThreads = this.config.pool.threads;
     const threads = pool?.threads.length ?? 0;
     const queueSize = pool?.queueSize ?? 0;
-    const running = Math.max(0, this.inFlight - queueSize);
+    const running = Math.max(0, this.inFlight.size - queueSize);
     return {
       mode: pool === undefined ? 'inline' : 'threads',
       threads,
@@ -262,9 +269,9 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const drained = await this.waitIdle(budgetMs);
     if (!drained) {
       this.logger.warn(
-        `${this.inFlight} tasks still running after ${budgetMs} ms; cancelling them`,
+        `${this.inFlight.size} tasks still running after ${budgetMs} ms; cancelling them`,
       );
-      this.shutdown.abort();
+      for (const abort of this.inFlight) abort('shutdown');
     }
     const { pool } = this;
     this.pool = undefined;
@@ -273,7 +280,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async waitIdle(budgetMs: number): Promise<boolean> {
-    if (this.inFlight === 0) return true;
+    if (this.inFlight.size === 0) return true;
     return new Promise<boolean>((resolveIdle) => {
       const timer = setTimeout(() => {
         this.events.off('idle', onIdle);
@@ -304,35 +311,38 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     return this.runInline(request);
   }
 
-  private settleFailure(name: string, error: unknown, signal: AbortSignal): AppError {
+  private settleFailure(ref: TaskRef, error: unknown, signal: AbortSignal): AppError {
     if (isAbortError(error) && signal.aborted) {
       const reason = signal.reason as AbortReason;
       if (reason === 'timeout') {
-        return this.settle(name, 'timeout', Errors.taskTimeout(this.config.pool.taskTimeoutMs));
+        return this.settle(ref, 'timeout', Errors.taskTimeout(this.config.pool.taskTimeoutMs));
       }
-      if (reason === 'shutdown') return this.settle(name, 'cancelled', Errors.shuttingDown());
-      return this.settle(name, 'cancelled', Errors.taskCancelled());
+      if (reason === 'shutdown') return this.settle(ref, 'cancelled', Errors.shuttingDown());
+      return this.settle(ref, 'cancelled', Errors.taskCancelled());
     }
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
       return this.settle(
-        name,
+        ref,
         'crashed',
         Errors.workerOutOfMemory(this.config.pool.maxOldGenerationMb),
       );
     }
     const detail = error instanceof Error ? error.message : String(error);
-    this.logger.error(`Worker thread died running '${name}': ${detail}`);
-    return this.settle(name, 'crashed', Errors.workerCrashed(detail));
+    this.logger.error(
+      { reqId: ref.requestId },
+      `Worker thread died running '${ref.task}': ${detail}`,
+    );
+    return this.settle(ref, 'crashed', Errors.workerCrashed(detail));
   }
 
   private settle(
-    task: string,
+    ref: TaskRef,
     outcome: TaskOutcome,
     error?: AppError,
     timing?: { waitMs: number; runMs: number },
   ): AppError {
-    const settled: TaskSettled = { task, outcome, error, ...timing };
+    const settled: TaskSettled = { ...ref, outcome, error, ...timing };
     this.events.emit('settled', settled);
     return error as AppError;
   }

@@ -1,0 +1,50 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/**
+ * Route templates that get no access log: probes and scrapes come every few
+ * seconds, from machines, and each line would say the same thing.
+ */
+const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([
+  '/health',
+  '/health/live',
+  '/health/ready',
+  '/metrics',
+]);
+
+/**
+ * Fastify's request logging, as one line per request: when it is answered,
+ * with the request, the status and the time, at a level that follows the
+ * status (info, warn from 400, error from 500). Fastify's extra "incoming
+ * request" line goes to debug. The lines come from the request's own logger,
+ * so they carry its `reqId`.
+ */
+export class AccessLog extends LogController {
+  constructor() {
+    super({
+      disableRequestLogging: (request: FastifyRequest) =>
+        UNLOGGED_ROUTES.has(request.routeOptions.url ?? ''),
+    });
+  }
+
+  override incomingRequest(request: FastifyRequest): void {
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(
+    error: Error | null,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (this.isLogDisabled(request)) return;
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error !== null && error !== undefined) {
+      reply.log.error({ ...line, err: error }, 'request errored');
+    } else if (reply.statusCode >= 500) {
+      reply.log.error(line, 'request completed');
+    } else if (reply.statusCode >= 400) {
+      reply.log.warn(line, 'request completed');
+    } else {
+      reply.log.info(line, 'request completed');
+    }
+  }
+}
