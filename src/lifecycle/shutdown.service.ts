@@ -52,16 +52,18 @@ export class ShutdownService {
    */
   attach(fastify: FastifyInstance): void {
     this.server = fastify.server;
-    fastify.addHook('onRequest', async (request, reply) => {
+    // Synchronous hooks: they run for every request (see registerRequestContext).
+    fastify.addHook('onRequest', (request, reply, done) => {
       const first = this.connections.begin(request.raw, reply.raw);
-      if (this.current === 'serving' || this.current === 'stopping' || first) return;
-      return sendProblem(reply, Errors.shuttingDown(), request.url);
+      if (this.current === 'serving' || this.current === 'stopping' || first) return done();
+      // A hook that answers does not call done(): the reply ends the request here.
+      void sendProblem(reply, Errors.shuttingDown(), request.url);
     });
-    fastify.addHook('onSend', async (_request, reply, payload) => {
+    fastify.addHook('onSend', (_request, reply, payload, done) => {
       if (this.current === 'draining' || this.current === 'closed') {
         void reply.header('connection', 'close');
       }
-      return payload;
+      done(null, payload);
     });
   }
 

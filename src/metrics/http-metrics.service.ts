@@ -42,7 +42,11 @@ export class HttpMetricsService implements OnModuleInit {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.addHook('onResponse', async (request, reply) => this.record(request, reply));
+    // Synchronous: it runs for every request (see registerRequestContext).
+    fastify.addHook('onResponse', (request, reply, done) => {
+      this.record(request, reply);
+      done();
+    });
   }
 
   private record(request: FastifyRequest, reply: FastifyReply): void {
