@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { buildIfNeeded } from './lib/build';
 import { background, fixedAmount, probe, throughput, timedSequence, type Target } from './lib/load';
+import { parallelRate } from './lib/parallel-rate';
 import { writeReport, type BenchReport, type ConfigResult } from './lib/report';
 import { ROOT, startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
@@ -43,7 +44,7 @@ const PLAN = quick
       heavyWarmSeconds: 2,
       heavySeconds: 10,
       tinySeconds: 8,
-      hashRequests: 10,
+      hashRequests: 15,
       rssWarmRequests: 10_000,
       rssRequests: 100_000,
     };
@@ -58,6 +59,7 @@ const LIGHT_CONNECTIONS = 32;
 // Below the default queue limit of one process (16 per thread), so no request is refused.
 const TINY_CONNECTIONS = 16;
 const HASH_BYTES = 32 * 1024 * 1024;
+const COMPUTE_TASK_FILE = resolve(ROOT, 'dist', 'workers', 'tasks', 'compute.task.js');
 
 type Workload = 'light' | 'isolation' | 'heavy' | 'tiny' | 'hash' | 'hashClone' | 'rss';
 
@@ -148,9 +150,8 @@ function log(line: string): void {
 
 /** Runs the heavy task in this process, nothing else running: the single-thread rate. */
 async function singleThreadRate(): Promise<{ perSecond: number; msPerTask: number }> {
-  const file = resolve(ROOT, 'dist', 'workers', 'tasks', 'compute.task.js');
   const { computeTask } = (await import(
-    file
+    COMPUTE_TASK_FILE
   )) as typeof import('../src/workers/tasks/compute.task');
   // `run` may return a promise in general; compute's is synchronous, so each call is one task.
   for (let i = 0; i < 5; i++) void computeTask.run(HEAVY_INPUT, undefined);
@@ -218,27 +219,37 @@ async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigR
       log(`  → ${Math.round(result.tiny.perSecond)} tasks/s`);
     }
     if (config.workloads.includes('hash') || config.workloads.includes('hashClone')) {
-      result.hash = {};
       const variants: ['transfer' | 'clone', string][] = [
         ['transfer', '/api/tasks/hash?algorithm=sha256'],
       ];
       if (config.workloads.includes('hashClone')) {
         variants.push(['clone', '/api/tasks/hash?algorithm=sha256&clone=1']);
       }
-      for (const [variant, path] of variants) {
-        log(`  hash 32 MiB (${variant}): ${PLAN.hashRequests} requests, one at a time`);
-        const target: Target = {
-          url: server.url,
-          path,
-          method: 'POST',
-          body: hashBody,
-          contentType: 'application/octet-stream',
-        };
-        await timedSequence(target, 2);
-        const times = summarize(await timedSequence(target, PLAN.hashRequests));
-        result.hash[variant] = times;
-        log(`  → median ${times.p50.toFixed(1)} ms`);
+      log(
+        `  hash 32 MiB (${variants.map(([variant]) => variant).join(' and ')}): ${PLAN.hashRequests} requests each, one at a time`,
+      );
+      const { url } = server;
+      const target = (path: string): Target => ({
+        url,
+        path,
+        method: 'POST',
+        body: hashBody,
+        contentType: 'application/octet-stream',
+      });
+      for (const [, path] of variants) await timedSequence(target(path), 2);
+      // Interleaved, one request of each variant in turn: drift on a shared machine
+      // (other load, memory settling) then weighs on both alike.
+      const times: Record<'transfer' | 'clone', number[]> = { transfer: [], clone: [] };
+      for (let i = 0; i < PLAN.hashRequests; i++) {
+        for (const [variant, path] of variants) {
+          times[variant].push(...(await timedSequence(target(path), 1)));
+        }
       }
+      result.hash = {};
+      for (const [variant] of variants) result.hash[variant] = summarize(times[variant]);
+      log(
+        `  → median ${variants.map(([variant]) => `${variant} ${result.hash?.[variant]?.p50.toFixed(1)} ms`).join(', ')}`,
+      );
       if (config.workloads.includes('hashClone')) {
         // The handoff alone: from posting the body to the thread starting on it.
         const handoffs = (await (await fetch(`${server.url}/bench/handoffs`)).json()) as Record<
@@ -282,6 +293,14 @@ async function main(): Promise<void> {
   log(`single-thread rate of the heavy task (${PLAN.singleThreadSeconds} s, in this process)`);
   const single = await singleThreadRate();
   log(`  → ${single.perSecond.toFixed(1)} tasks/s (${single.msPerTask.toFixed(1)} ms each)`);
+  log(`the same on all ${CORES} cores at once, plain threads (${PLAN.singleThreadSeconds} s)`);
+  const parallel = await parallelRate(
+    COMPUTE_TASK_FILE,
+    HEAVY_INPUT,
+    CORES,
+    PLAN.singleThreadSeconds,
+  );
+  log(`  → ${parallel.perSecond.toFixed(1)} tasks/s`);
 
   const hashBody = randomBytes(HASH_BYTES);
   const configs: ConfigResult[] = [];
@@ -306,6 +325,7 @@ async function main(): Promise<void> {
       plan: PLAN,
     },
     singleThread: single,
+    allCores: parallel,
     configs,
   };
   const written = await writeReport(report, { updateReadme: !quick });

@@ -50,6 +50,8 @@ export interface BenchReport {
   readonly durationSeconds: number;
   readonly settings: Record<string, unknown>;
   readonly singleThread: { readonly perSecond: number; readonly msPerTask: number };
+  /** The heavy task on every core at once, plain threads, no HTTP: what the machine delivers. */
+  readonly allCores?: { readonly perSecond: number };
   readonly configs: readonly ConfigResult[];
 }
 
@@ -143,7 +145,12 @@ export function renderMarkdown(report: BenchReport): string {
     '',
     `The load generator (autocannon) runs on the same ${report.cores} cores as the servers. ` +
       `Ideal heavy throughput = ${report.cores} cores × ${fmt(report.singleThread.perSecond, 1)} tasks/s ` +
-      `(the task alone on one thread, ${fmt(report.singleThread.msPerTask, 1)} ms each) = ${fmt(ideal, 1)} tasks/s.`,
+      `(the task alone on one thread, ${fmt(report.singleThread.msPerTask, 1)} ms each) = ${fmt(ideal, 1)} tasks/s. ` +
+      (report.allCores === undefined
+        ? ''
+        : `Run on all ${report.cores} cores at once by plain threads (no HTTP, nothing else running), ` +
+          `the task reaches ${fmt(report.allCores.perSecond, 1)} tasks/s = ${fmt(ratio(report.allCores.perSecond, ideal), 2)} × ideal: ` +
+          `the machine's own ceiling.`),
     '',
     markdownTable(['target', 'measured', 'goal', 'met'], computeTargets(report).map(showTarget)),
     '',
