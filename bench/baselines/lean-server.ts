@@ -4,7 +4,7 @@
  * `{ task, input }`), with no NestJS, no validation, no logging, no metrics.
  * It is the ceiling the service can approach, not something to deploy.
  *
- *   POOL_THREADS=2 WORKER_NICE_INCREMENT=10 PORT=3000 \
+ *   POOL_THREADS=2 WORKER_NICE_INCREMENT=19 PORT=3000 \
  *     node --require tsx/cjs bench/baselines/lean-server.ts
  *
  * `POST /api/tasks/hash?clone=1` posts the body to the thread WITHOUT a

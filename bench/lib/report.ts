@@ -234,7 +234,7 @@ export function renderMarkdown(report: BenchReport): string {
     const { idle, busy } = c.isolation;
     return [
       [
-        key === 'pool' ? '10 (default)' : '0',
+        key === 'pool' ? '19 (default)' : '0',
         ms(idle.p99),
         ms(busy.p50),
         ms(busy.p99),
@@ -244,7 +244,7 @@ export function renderMarkdown(report: BenchReport): string {
     ];
   });
   lines.push(
-    `Thread priority: the probe on 1 process × ${report.cores} threads, with \`WORKER_NICE_INCREMENT\` 0 and 10:`,
+    `Thread priority: the probe on 1 process × ${report.cores} threads, with \`WORKER_NICE_INCREMENT\` 0 and 19 (the default):`,
     '',
     markdownTable(
       [

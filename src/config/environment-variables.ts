@@ -83,7 +83,7 @@ export class EnvironmentVariables {
   @Min(0)
   @Max(19)
   @IsInt()
-  WORKER_NICE_INCREMENT = 10;
+  WORKER_NICE_INCREMENT = 19;
 
   @Type(() => Number)
   @Min(1024)
