@@ -39,8 +39,8 @@ const PLAN = quick
   : {
       singleThreadSeconds: 5,
       lightSeconds: 10,
-      probeIdleSeconds: 5,
-      probeBusySeconds: 8,
+      probeIdleSeconds: 10,
+      probeBusySeconds: 10,
       heavyWarmSeconds: 2,
       heavySeconds: 10,
       tinySeconds: 8,
@@ -95,6 +95,18 @@ const CONFIGURATIONS: readonly Configuration[] = [
       startBaseline('lean', 'lean-server.ts', {
         POOL_THREADS: String(CORES),
         // corepool's default; see the README's thread priority finding.
+        WORKER_NICE_INCREMENT: '19',
+      }),
+  },
+  {
+    key: 'nest',
+    label: `Nest minimal: Nest on Fastify + Piscina, ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['light', 'tiny'],
+    start: () =>
+      startBaseline('Nest minimal', 'nest-minimal.ts', {
+        POOL_THREADS: String(CORES),
         WORKER_NICE_INCREMENT: '19',
       }),
   },

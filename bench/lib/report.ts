@@ -155,6 +155,21 @@ export function renderMarkdown(report: BenchReport): string {
     markdownTable(['target', 'measured', 'goal', 'met'], computeTargets(report).map(showTarget)),
     '',
   );
+  const nest = find(report, 'nest');
+  if (nest?.light !== undefined && nest.tiny !== undefined) {
+    const bare = find(report, 'bare');
+    const lean = find(report, 'lean');
+    const pool = find(report, 'pool');
+    // Not a target: tells whether a gap is Nest's or corepool's own features'.
+    lines.push(
+      `Where the gaps come from: Nest minimal (Nest on Fastify + Piscina, none of corepool's features) ` +
+        `reaches ${fmt(ratio(nest.light.perSecond, bare?.light?.perSecond), 2)} × bare Fastify on the light route ` +
+        `and ${fmt(ratio(nest.tiny.perSecond, lean?.tiny?.perSecond), 2)} × lean on tiny tasks; ` +
+        `corepool 1 × ${report.cores} reaches ${fmt(ratio(pool?.light?.perSecond, nest.light.perSecond), 2)} × ` +
+        `and ${fmt(ratio(pool?.tiny?.perSecond, nest.tiny.perSecond), 2)} × Nest minimal.`,
+      '',
+    );
+  }
 
   lines.push(
     markdownTable(
