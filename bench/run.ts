@@ -14,7 +14,15 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { buildIfNeeded } from './lib/build';
-import { background, fixedAmount, probe, throughput, timedSequence, type Target } from './lib/load';
+import {
+  background,
+  fixedAmount,
+  probe,
+  throughput,
+  timedSequence,
+  type Target,
+  type Throughput,
+} from './lib/load';
 import { parallelRate } from './lib/parallel-rate';
 import { writeReport, type BenchReport, type ConfigResult } from './lib/report';
 import { ROOT, startBaseline, startService, type Server } from './lib/servers';
@@ -26,24 +34,26 @@ const quick = process.argv.includes('--quick');
 const PLAN = quick
   ? {
       singleThreadSeconds: 2,
-      lightSeconds: 2,
+      rounds: 3,
+      roundWarmSeconds: 0.5,
+      roundSeconds: 1,
       probeIdleSeconds: 2,
       probeBusySeconds: 3,
       heavyWarmSeconds: 1,
       heavySeconds: 3,
-      tinySeconds: 2,
       hashRequests: 3,
       rssWarmRequests: 1_000,
       rssRequests: 5_000,
     }
   : {
       singleThreadSeconds: 5,
-      lightSeconds: 10,
+      rounds: 3,
+      roundWarmSeconds: 1,
+      roundSeconds: 4,
       probeIdleSeconds: 10,
       probeBusySeconds: 10,
       heavyWarmSeconds: 2,
       heavySeconds: 10,
-      tinySeconds: 8,
       hashRequests: 15,
       rssWarmRequests: 10_000,
       rssRequests: 100_000,
@@ -174,31 +184,102 @@ async function rawRate(threads: number): Promise<{ perSecond: number; msPerTask:
   return { perSecond, msPerTask: (1000 * threads) / perSecond };
 }
 
-async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigResult> {
-  const result: ConfigResult = {
-    key: config.key,
-    label: config.label,
-    processes: config.processes,
-    threads: config.threads,
-  };
+/** Measured side by side in rounds (`sideBySide`), not one configuration at a time. */
+const SIDE_BY_SIDE = ['light', 'tiny'] as const;
+const isSideBySide = (workload: Workload) =>
+  (SIDE_BY_SIDE as readonly Workload[]).includes(workload);
+
+const newResult = (config: Configuration): ConfigResult => ({
+  key: config.key,
+  label: config.label,
+  processes: config.processes,
+  threads: config.threads,
+});
+
+/**
+ * The light route and tiny tasks, where the ratios to the baselines are the
+ * point: every configuration that has them runs at once (an idle server costs
+ * nothing), and each round measures them one after another, so drift on a
+ * shared machine weighs on all of them alike. The median round counts.
+ */
+async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<void> {
+  const configs = CONFIGURATIONS.filter((c) => c.workloads.some(isSideBySide));
+  const servers = new Map<string, Server>();
+  try {
+    for (const config of configs) {
+      log(`${config.label}: starting`);
+      try {
+        servers.set(config.key, await config.start());
+      } catch (error) {
+        failed(results.get(config.key), error);
+      }
+    }
+    for (const workload of SIDE_BY_SIDE) {
+      const connections = workload === 'light' ? LIGHT_CONNECTIONS : TINY_CONNECTIONS;
+      log(
+        workload === 'light'
+          ? `light route: GET /health/live, ${connections} connections`
+          : `tiny tasks: compute ${TINY_INPUT.iterations} iterations, ${connections} connections`,
+      );
+      const rounds = new Map<string, Throughput[]>();
+      for (let round = 1; round <= PLAN.rounds; round++) {
+        for (const config of configs) {
+          const server = servers.get(config.key);
+          if (server === undefined || !config.workloads.includes(workload)) continue;
+          const target =
+            workload === 'light'
+              ? { url: server.url, path: '/health/live' }
+              : at(server, json('/api/tasks/compute', TINY_INPUT));
+          await throughput(target, connections, PLAN.roundWarmSeconds);
+          const measured = await throughput(target, connections, PLAN.roundSeconds);
+          rounds.set(config.key, [...(rounds.get(config.key) ?? []), measured]);
+        }
+        log(
+          `  round ${round}/${PLAN.rounds}: ` +
+            [...rounds]
+              .map(([key, all]) => `${key} ${Math.round(all.at(-1)?.perSecond ?? 0)}`)
+              .join(', ') +
+            ` per s`,
+        );
+      }
+      for (const [key, all] of rounds) {
+        const result = results.get(key);
+        if (result !== undefined) result[workload] = medianRound(all);
+      }
+    }
+  } finally {
+    for (const server of servers.values()) await server.stop();
+  }
+}
+
+/** The round with the median rate. */
+function medianRound(rounds: readonly Throughput[]): Throughput {
+  const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as Throughput;
+}
+
+/** One configuration failing must not cost the others' numbers; the report says why. */
+function failed(result: ConfigResult | undefined, error: unknown): void {
+  const reason = error instanceof Error ? error.message : String(error);
+  log(`  ✗ ${reason}`);
+  if (result !== undefined) result.error = reason.split('\n')[0];
+}
+
+/** Every other workload, one configuration at a time: each needs the machine to itself. */
+async function measure(
+  config: Configuration,
+  result: ConfigResult,
+  hashBody: Buffer,
+): Promise<void> {
+  if (config.workloads.every(isSideBySide)) return;
   log(`${config.label}: starting`);
   let server: Server | undefined;
   try {
     server = await config.start();
     const heavy = at(server, json('/api/tasks/compute', HEAVY_INPUT));
-    const tiny = at(server, json('/api/tasks/compute', TINY_INPUT));
     // Enough heavy requests in flight that no thread (or inline event loop) ever waits for one.
     const busyConnections = Math.max(1, config.threads, config.processes) * 2;
 
-    if (config.workloads.includes('light')) {
-      log(
-        `  light route: GET /health/live, ${LIGHT_CONNECTIONS} connections, ${PLAN.lightSeconds} s`,
-      );
-      const light = { url: server.url, path: '/health/live' };
-      await throughput(light, LIGHT_CONNECTIONS, 1);
-      result.light = await throughput(light, LIGHT_CONNECTIONS, PLAN.lightSeconds);
-      log(`  → ${Math.round(result.light.perSecond)} req/s`);
-    }
     if (config.workloads.includes('isolation')) {
       log(`  isolation: probe at ${PROBE_RATE}/s idle (${PLAN.probeIdleSeconds} s)`);
       const idle = await probe(server.url, '/health/live', PROBE_RATE, PLAN.probeIdleSeconds);
@@ -219,12 +300,6 @@ async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigR
       await throughput(heavy, busyConnections, PLAN.heavyWarmSeconds);
       result.heavy = await throughput(heavy, busyConnections, PLAN.heavySeconds);
       log(`  → ${result.heavy.perSecond.toFixed(1)} tasks/s`);
-    }
-    if (config.workloads.includes('tiny')) {
-      log(`  tiny tasks: ${TINY_CONNECTIONS} connections, ${PLAN.tinySeconds} s`);
-      await throughput(tiny, TINY_CONNECTIONS, 1);
-      result.tiny = await throughput(tiny, TINY_CONNECTIONS, PLAN.tinySeconds);
-      log(`  → ${Math.round(result.tiny.perSecond)} tasks/s`);
     }
     if (config.workloads.includes('hash') || config.workloads.includes('hashClone')) {
       const variants: ['transfer' | 'clone', string][] = [
@@ -284,14 +359,10 @@ async function measure(config: Configuration, hashBody: Buffer): Promise<ConfigR
       log(`  → RSS ${beforeMiB.toFixed(1)} → ${afterMiB.toFixed(1)} MiB`);
     }
   } catch (error) {
-    // One configuration failing must not cost the others' numbers; the report says why.
-    const reason = error instanceof Error ? error.message : String(error);
-    log(`  ✗ ${reason}`);
-    result.error = reason.split('\n')[0];
+    failed(result, error);
   } finally {
     await server?.stop();
   }
-  return result;
 }
 
 async function main(): Promise<void> {
@@ -308,8 +379,12 @@ async function main(): Promise<void> {
   log(`  → ${parallel.perSecond.toFixed(1)} tasks/s`);
 
   const hashBody = randomBytes(HASH_BYTES);
-  const configs: ConfigResult[] = [];
-  for (const config of CONFIGURATIONS) configs.push(await measure(config, hashBody));
+  const results = new Map(CONFIGURATIONS.map((config) => [config.key, newResult(config)]));
+  await sideBySide(results);
+  for (const config of CONFIGURATIONS) {
+    await measure(config, results.get(config.key) as ConfigResult, hashBody);
+  }
+  const configs = [...results.values()];
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -325,6 +400,7 @@ async function main(): Promise<void> {
       tinyInput: TINY_INPUT,
       probeRatePerSecond: PROBE_RATE,
       lightConnections: LIGHT_CONNECTIONS,
+      sideBySideRounds: PLAN.rounds,
       tinyConnections: TINY_CONNECTIONS,
       hashBytes: HASH_BYTES,
       plan: PLAN,
