@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { TaskDefinition } from '../workers/task-definition';
 import type { TaskRegistry } from '../workers/task-registry';
+import { routeOf } from './request-context';
 
 /**
  * The name of the binary task a request sends raw bytes to, if any. Such a
@@ -18,7 +19,7 @@ export function rawBodyTask(
 }
 
 function taskNameOf(request: FastifyRequest): string | undefined {
-  switch (request.routeOptions.url) {
+  switch (routeOf(request)) {
     case '/api/tasks/:name':
       return (request.params as { name?: string }).name;
     case '/api/jobs':

@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { routeOf } from '../http/request-context';
 
 /**
  * Route templates that get no access log: probes and scrapes come every few
@@ -21,8 +22,7 @@ const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([
 export class AccessLog extends LogController {
   constructor() {
     super({
-      disableRequestLogging: (request: FastifyRequest) =>
-        UNLOGGED_ROUTES.has(request.routeOptions.url ?? ''),
+      disableRequestLogging: (request: FastifyRequest) => UNLOGGED_ROUTES.has(routeOf(request)),
     });
   }
 

@@ -3,10 +3,8 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Histogram } from 'prom-client';
 import { problemCodeOf } from '../common/problem-details.filter';
+import { routeOf } from '../http/request-context';
 import { freshMetric } from './metric-registry';
-
-/** The `route` of requests no route matched: one fixed value, never the raw URL. */
-export const UNMATCHED_ROUTE = 'unmatched';
 
 const HTTP_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
@@ -53,7 +51,7 @@ export class HttpMetricsService implements OnModuleInit {
     const labels = {
       method: request.method,
       // The template (`/api/tasks/:name`), so task names and ids never multiply the series.
-      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      route: routeOf(request),
       status_code: String(reply.statusCode),
     };
     this.duration.observe(labels, reply.elapsedTime / 1000);
