@@ -22,7 +22,8 @@ export class HealthController {
    * Liveness: answering at all proves the event loop turns; the pool's load
    * never matters here. It checks nothing, so it answers Terminus's "ok" body
    * itself: Terminus's executor would build the same body through half a
-   * dozen promises on every probe, which was most of this route's cost.
+   * dozen promises on every probe, a large share of this route's cost
+   * (README, Performance).
    */
   @Get('live')
   @HealthCheck()

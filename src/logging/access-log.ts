@@ -17,7 +17,8 @@ const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([
  * with the request, the status and the time, at a level that follows the
  * status (info, warn from 400, error from 500). Fastify's extra "incoming
  * request" line goes to debug. The lines come from the request's own logger,
- * so they carry its `reqId`.
+ * so they carry its `reqId`. Fastify's request serializer writes method, url,
+ * host and remote address, never headers: credentials stay out of the logs.
  */
 export class AccessLog extends LogController {
   constructor() {

@@ -107,8 +107,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly recycler: ThreadRecycler;
   /**
    * How to abort each task in flight, for a shutdown past its budget. A set
-   * rather than a listener per task on one shutdown signal: every task would
-   * pay for adding and removing an EventTarget listener, which is slow.
+   * rather than a listener per task on one shutdown signal: adding and
+   * removing an EventTarget listener costs every task several times more.
    */
   private readonly inFlight = new Set<(reason: AbortReason) => void>();
   private readonly runInline = createTaskRunner(this.registry);
