@@ -19,18 +19,17 @@ describe('Access log (real process, JSON lines at LOG_LEVEL=info)', () => {
   });
   afterAll(() => service.stop());
 
-  const send = (path: string, reqId: string, init: RequestInit = {}) =>
-    fetch(`${service.url}${path}`, {
-      ...init,
-      headers: { 'x-request-id': reqId, ...(init.headers as Record<string, string>) },
+  const send = (path: string, reqId: string) =>
+    fetch(`${service.url}${path}`, { headers: { 'x-request-id': reqId } });
+  const postTask = (task: string, body: string, reqId: string) =>
+    fetch(`${service.url}/api/tasks/${task}`, {
+      method: 'POST',
+      headers: { 'x-request-id': reqId, 'content-type': 'application/json' },
+      body,
     });
 
   it('writes one line per answered request, with its id, route, status and time', async () => {
-    const response = await send('/api/tasks/compute', 'access-ok-1', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"iterations":10}',
-    });
+    const response = await postTask('compute', '{"iterations":10}', 'access-ok-1');
     expect(response.status).toBe(200);
     const line = await service.waitForLine(/"reqId":"access-ok-1".*"request completed"/);
     expect(JSON.parse(line)).toMatchObject({
@@ -46,11 +45,7 @@ describe('Access log (real process, JSON lines at LOG_LEVEL=info)', () => {
   });
 
   it('logs client errors at warn and the answer carries the same id', async () => {
-    const response = await send('/api/tasks/compute', 'access-bad-1', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"iterations":-1}',
-    });
+    const response = await postTask('compute', '{"iterations":-1}', 'access-bad-1');
     expect(response.status).toBe(400);
     expect(response.headers.get('x-request-id')).toBe('access-bad-1');
     const line = await service.waitForLine(/"reqId":"access-bad-1".*"request completed"/);
@@ -58,11 +53,7 @@ describe('Access log (real process, JSON lines at LOG_LEVEL=info)', () => {
   });
 
   it('logs server errors at error', async () => {
-    const response = await send('/api/tasks/throw', 'access-fail-1', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"message":"planned"}',
-    });
+    const response = await postTask('throw', '{"message":"planned"}', 'access-fail-1');
     expect(response.status).toBe(500);
     const line = await service.waitForLine(/"reqId":"access-fail-1".*"request completed"/);
     expect(JSON.parse(line)).toMatchObject({ level: 50, res: { statusCode: 500 } });
