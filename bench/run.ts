@@ -2,7 +2,7 @@
  * corepool's benchmark: the before/after proof and the performance targets.
  *
  *   npm run bench             # full run, under 10 minutes on 2 cores
- *   npm run bench -- --quick  # about 2 minutes, shorter and noisier
+ *   npm run bench -- --quick  # 2–3 minutes, shorter and noisier
  *
  * Builds dist/ if it is stale, starts every configuration as a child process
  * on a free loopback port, drives it with autocannon from this process, and
@@ -34,12 +34,12 @@ const quick = process.argv.includes('--quick');
 const PLAN = quick
   ? {
       singleThreadSeconds: 2,
-      firstWarmSeconds: 2,
+      firstWarmSeconds: 1,
       rounds: 3,
-      roundWarmSeconds: 0.5,
+      roundWarmSeconds: 0.25,
       roundSeconds: 1,
       probeIdleSeconds: 2,
-      probeBusySeconds: 3,
+      probeBusySeconds: 2,
       heavyWarmSeconds: 1,
       heavySeconds: 3,
       hashRequests: 3,

@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 /** The route of requests no route matched: one fixed value, never the raw URL. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * The template of the route that matched (`/api/tasks/:name`), or
