@@ -5,7 +5,7 @@ import { validateInput } from '../common/validation';
 import type { TaskDefinition } from '../workers/task-definition';
 import { TaskRegistry } from '../workers/task-registry';
 import { WorkerPoolService, type TaskResult } from '../workers/worker-pool.service';
-import { clientAbortSignal } from './client-abort';
+import { clientGone } from './client-abort';
 
 export interface InvokedTask {
   readonly task: TaskDefinition;
@@ -32,7 +32,7 @@ export class TaskInvokerService {
     const { input, body } = await this.readInput(task, request);
     const result = await this.pool.run(name, input, {
       body,
-      signal: clientAbortSignal(reply),
+      signal: clientGone(reply),
       arrivedAt: request.arrivedAt,
       requestId: request.id,
     });

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../common/app-error';
 import { testConfig } from '../../test/support/test-config';
+import { Cancellation } from './cancellation';
 import { TaskRegistry } from './task-registry';
 import { WorkerPoolService, type TaskSettled } from './worker-pool.service';
 
@@ -132,11 +133,11 @@ describe(WorkerPoolService.name, () => {
     expect(pool.stats().threadRestarts).toBe(0);
   });
 
-  it('stops a running task when the client goes away', async () => {
+  it('stops a running task when the client goes away (a Cancellation, as HTTP passes)', async () => {
     const pool = await startPool({ POOL_THREADS: '1' });
-    const client = new AbortController();
-    const spinning = pool.run('spin', {}, { signal: client.signal });
-    setTimeout(() => client.abort(), 100);
+    const client = new Cancellation();
+    const spinning = pool.run('spin', {}, { signal: client });
+    setTimeout(() => client.abort('client gone'), 100);
     expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
     await fullSize(pool, 1);
     await expect(pool.run('thread-id', {})).resolves.toBeDefined();

@@ -5,6 +5,7 @@ import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } fro
 import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
+import { Cancellation, onCancel, type CancelSignal } from './cancellation';
 import type { TaskInputCode } from './task-input-error';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from './task-registry';
@@ -20,8 +21,8 @@ export type TaskOutcome = 'success' | 'failed' | 'timeout' | 'rejected' | 'cance
 export interface RunOptions {
   /** Raw body of a binary task. Large bodies are transferred: the caller's view is detached. */
   readonly body?: Uint8Array;
-  /** Aborts the task, queued or running (the client went away). */
-  readonly signal?: AbortSignal;
+  /** Aborts the task, queued or running (the client went away, the job was cancelled). */
+  readonly signal?: CancelSignal;
   /** `performance.now()` when the request arrived: the deadline counts from there. */
   readonly arrivedAt?: number;
   /** The request's id, for the log lines about this task. */
@@ -185,21 +186,17 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settle(ref, 'rejected', Errors.poolSaturated(this.retryAfterSeconds()));
     }
 
-    const controller = new AbortController();
-    const abort = (reason: AbortReason) => controller.abort(reason);
+    const cancellation = new Cancellation<AbortReason>();
+    const abort = (reason: AbortReason) => cancellation.abort(reason);
     const remainingMs = this.config.pool.taskTimeoutMs - (performance.now() - arrivedAt);
-    const timer = setTimeout(() => abort('timeout'), Math.max(0, remainingMs));
-    const onClientAbort = () => abort('cancelled');
-    options.signal?.addEventListener('abort', onClientAbort, { once: true });
-    if (options.signal?.aborted === true) abort('cancelled');
+    const timer = setTimeout(abort, Math.max(0, remainingMs), 'timeout');
+    const stopFollowing =
+      options.signal === undefined ? undefined : onCancel(options.signal, () => abort('cancelled'));
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(abort);
     try {
-      const response = await this.dispatch(
-        { task: name, input, body: options.body },
-        controller.signal,
-      );
+      const response = await this.dispatch({ task: name, input, body: options.body }, cancellation);
       const waitMs = Math.max(0, response.startedAt - submittedAt);
       const timing = { waitMs, runMs: response.runMs };
       this.observe(timing);
@@ -212,10 +209,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settle(ref, 'failed', error, timing);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw this.settleFailure(ref, error, controller.signal);
+      throw this.settleFailure(ref, error, cancellation);
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onClientAbort);
+      stopFollowing?.();
       this.inFlight.delete(abort);
       this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
@@ -294,7 +291,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private dispatch(request: TaskRequest, signal: AbortSignal): Promise<TaskResponse> {
+  private dispatch(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
     const { pool } = this;
     if (pool === undefined) return this.dispatchInline(request, signal);
     if (request.body === undefined) return pool.run(request, { signal });
@@ -303,7 +300,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The "before" state: same contract, but the event loop does the work itself. */
-  private async dispatchInline(request: TaskRequest, signal: AbortSignal): Promise<TaskResponse> {
+  private async dispatchInline(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
     // A deadline can only be honoured before the work starts: nothing can stop
     // synchronous code on the event loop. That is the point of the comparison.
     await new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
@@ -311,9 +308,13 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     return this.runInline(request);
   }
 
-  private settleFailure(ref: TaskRef, error: unknown, signal: AbortSignal): AppError {
-    if (isAbortError(error) && signal.aborted) {
-      const reason = signal.reason as AbortReason;
+  private settleFailure(
+    ref: TaskRef,
+    error: unknown,
+    cancellation: Cancellation<AbortReason>,
+  ): AppError {
+    if (isAbortError(error) && cancellation.aborted) {
+      const { reason } = cancellation;
       if (reason === 'timeout') {
         return this.settle(ref, 'timeout', Errors.taskTimeout(this.config.pool.taskTimeoutMs));
       }
