@@ -107,11 +107,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
   /**
-   * How to abort each task in flight, for a shutdown past its budget. A set
-   * rather than a listener per task on one shutdown signal: adding and
-   * removing an EventTarget listener costs every task several times more.
+   * The cancellation of each task in flight, for a shutdown past its budget:
+   * a set rather than a listener per task on one shutdown signal, which would
+   * cost every task more.
    */
-  private readonly inFlight = new Set<(reason: AbortReason) => void>();
+  private readonly inFlight = new Set<Cancellation<AbortReason>>();
   private readonly runInline = createTaskRunner(this.registry);
   private pool: Piscina<TaskRequest, TaskResponse> | undefined;
   private warm = false;
@@ -187,14 +187,15 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     }
 
     const cancellation = new Cancellation<AbortReason>();
-    const abort = (reason: AbortReason) => cancellation.abort(reason);
     const remainingMs = this.config.pool.taskTimeoutMs - (performance.now() - arrivedAt);
-    const timer = setTimeout(abort, Math.max(0, remainingMs), 'timeout');
+    const timer = setTimeout(() => cancellation.abort('timeout'), Math.max(0, remainingMs));
     const stopFollowing =
-      options.signal === undefined ? undefined : onCancel(options.signal, () => abort('cancelled'));
+      options.signal === undefined
+        ? undefined
+        : onCancel(options.signal, () => cancellation.abort('cancelled'));
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
-    this.inFlight.add(abort);
+    this.inFlight.add(cancellation);
     try {
       const response = await this.dispatch({ task: name, input, body: options.body }, cancellation);
       const waitMs = Math.max(0, response.startedAt - submittedAt);
@@ -213,7 +214,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     } finally {
       clearTimeout(timer);
       stopFollowing?.();
-      this.inFlight.delete(abort);
+      this.inFlight.delete(cancellation);
       this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
       if (this.inFlight.size === 0) this.events.emit('idle');
@@ -268,7 +269,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(
         `${this.inFlight.size} tasks still running after ${budgetMs} ms; cancelling them`,
       );
-      for (const abort of this.inFlight) abort('shutdown');
+      for (const cancellation of this.inFlight) cancellation.abort('shutdown');
     }
     const { pool } = this;
     this.pool = undefined;
