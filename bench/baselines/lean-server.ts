@@ -38,7 +38,8 @@ const pool = new Piscina<{ task: string; input: object; body?: Uint8Array }, Tas
   minThreads: threads,
   maxThreads: threads,
   idleTimeout: Infinity,
-  niceIncrement,
+  // As in the service: each thread lowers its priority once its task code is loaded.
+  workerData: { taskModules: [], niceIncrement },
   // Plain JavaScript threads, even though this file runs through tsx.
   execArgv: [],
 });

@@ -29,7 +29,8 @@ const pool = new Piscina<{ task: string; input: object }, TaskResponse>({
   minThreads: threads,
   maxThreads: threads,
   idleTimeout: Infinity,
-  niceIncrement: Number(process.env.WORKER_NICE_INCREMENT ?? 0),
+  // As in the service: each thread lowers its priority once its task code is loaded.
+  workerData: { taskModules: [], niceIncrement: Number(process.env.WORKER_NICE_INCREMENT ?? 0) },
   // Plain JavaScript threads, even though this file runs through tsx.
   execArgv: [],
 });

@@ -9,14 +9,22 @@ import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from './task-registry';
 import { createTaskRunner } from './task-runner';
+import { lowerThreadPriority } from './thread-priority';
 import { ownsWholeBuffer } from './transfer';
 
 export interface ThreadData {
   readonly taskModules: readonly string[];
+  /** `WORKER_NICE_INCREMENT`, applied once the task code is loaded. */
+  readonly niceIncrement: number;
 }
 
 const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
 const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
+// Only now, not when the thread starts (as Piscina's own niceIncrement does): a thread
+// that replaces one (crashed, or stopped with its cancelled task) under load would load
+// this code at the lowest priority, behind every busy event loop. On 2 busy cores that
+// took ~10 s instead of ~0.2 s, with the pool a thread short all along.
+lowerThreadPriority(data?.niceIncrement ?? 0);
 
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
   const response = await runTask(request);

@@ -1,3 +1,4 @@
+import { getPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../common/app-error';
 import { testConfig } from '../../test/support/test-config';
@@ -158,6 +159,22 @@ describe(WorkerPoolService.name, () => {
     await expect(Promise.all(neighbours)).resolves.toHaveLength(4);
     await fullSize(pool, 1);
   });
+
+  // Only Linux gives each thread its own nice value (see thread-priority.ts).
+  (process.platform === 'linux' ? it : it.skip)(
+    'lowers a thread to WORKER_NICE_INCREMENT only after it has loaded its code, replacements too',
+    async () => {
+      const pool = await startPool({ POOL_THREADS: '1', WORKER_NICE_INCREMENT: '7' });
+      const base = getPriority();
+      const expected = { atLoad: base, now: Math.min(19, base + 7) };
+      expect((await pool.run('priority', {})).value).toEqual(expected);
+      expect(await codeOf(pool.run('crash', {}))).toBe('WORKER_CRASHED');
+      await fullSize(pool, 1);
+      expect((await pool.run('priority', {})).value).toEqual(expected);
+      // The event loop's own thread keeps its priority.
+      expect(getPriority()).toBe(base);
+    },
+  );
 
   it('answers TASK_FAILED with the message when a task throws, keeping the thread', async () => {
     const pool = await startPool({ POOL_THREADS: '1' });

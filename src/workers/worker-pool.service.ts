@@ -10,6 +10,7 @@ import type { TaskInputCode } from './task-input-error';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from './task-registry';
 import { createTaskRunner, preciseNow, WARM_UP_TASK } from './task-runner';
+import { threadPrioritySupported } from './thread-priority';
 import { ThreadRecycler } from './thread-recycler';
 import type { ThreadData } from './thread-entry';
 import { prepareTransfer } from './transfer';
@@ -148,6 +149,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       );
       this.warm = true;
       return;
+    }
+    if (this.config.pool.niceIncrement > 0 && !threadPrioritySupported) {
+      this.logger.warn(
+        `WORKER_NICE_INCREMENT is ignored on ${process.platform}: only Linux sets a priority per thread`,
+      );
     }
     const pool = new Piscina<TaskRequest, TaskResponse>(this.piscinaOptions());
     pool.on('workerCreate', (worker: Parameters<ThreadRecycler['onWorkerCreate']>[0]) =>
@@ -377,7 +383,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     // In development and in jest this file is TypeScript, and so is the entry;
     // the threads then compile it with tsx. Built code loads plain JavaScript.
     const extension = extname(__filename);
-    const workerData: ThreadData = { taskModules };
+    // The threads lower their own priority once their code is loaded (thread-entry).
+    const workerData: ThreadData = { taskModules, niceIncrement };
     return {
       filename: resolve(__dirname, `thread-entry${extension}`),
       execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
@@ -388,7 +395,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       // Piscina's own limit is the backstop.
       maxQueue: Math.max(1, maxQueue),
       concurrentTasksPerWorker: 1,
-      niceIncrement,
       resourceLimits:
         maxOldGenerationMb === undefined
           ? undefined
