@@ -20,6 +20,7 @@ import {
   probe,
   throughput,
   timedSequence,
+  warmUp,
   type Target,
   type Throughput,
 } from './lib/load';
@@ -225,10 +226,16 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
       );
       // A Nest application keeps getting faster for seconds (V8 optimizes its deep
       // call chains late): each configuration warms up before the first round.
+      const lastRate = new Map<string, number>();
       for (const config of configs) {
         const server = servers.get(config.key);
         if (server === undefined || !config.workloads.includes(workload)) continue;
-        await throughput(targetOf(workload, server), connections, PLAN.firstWarmSeconds);
+        const warm = await throughput(
+          targetOf(workload, server),
+          connections,
+          PLAN.firstWarmSeconds,
+        );
+        lastRate.set(config.key, warm.perSecond);
       }
       const rounds = new Map<string, Throughput[]>();
       for (let round = 1; round <= PLAN.rounds; round++) {
@@ -236,9 +243,11 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
           const server = servers.get(config.key);
           if (server === undefined || !config.workloads.includes(workload)) continue;
           const target = targetOf(workload, server);
-          // Opens the connections, so the counted seconds are all requests.
-          await throughput(target, connections, PLAN.roundWarmSeconds);
+          // Opens the connections, so the counted seconds are all requests, and
+          // ends with all of them answered (see warmUp).
+          await warmUp(target, connections, PLAN.roundWarmSeconds, lastRate.get(config.key) ?? 0);
           const measured = await throughput(target, connections, PLAN.roundSeconds);
+          lastRate.set(config.key, measured.perSecond);
           rounds.set(config.key, [...(rounds.get(config.key) ?? []), measured]);
         }
         log(
@@ -282,6 +291,7 @@ async function measure(
   config: Configuration,
   result: ConfigResult,
   hashBody: Buffer,
+  singleThreadPerSecond: number,
 ): Promise<void> {
   if (config.workloads.every(isSideBySide)) return;
   log(`${config.label}: starting`);
@@ -309,7 +319,9 @@ async function measure(
       log(
         `  heavy throughput: compute ${HEAVY_INPUT.iterations} iterations, ${busyConnections} connections, ${PLAN.heavySeconds} s`,
       );
-      await throughput(heavy, busyConnections, PLAN.heavyWarmSeconds);
+      // At the ideal rate for its threads; it ends with every task answered (see warmUp).
+      const idealPerSecond = singleThreadPerSecond * Math.max(1, config.threads);
+      await warmUp(heavy, busyConnections, PLAN.heavyWarmSeconds, idealPerSecond);
       result.heavy = await throughput(heavy, busyConnections, PLAN.heavySeconds);
       log(`  → ${result.heavy.perSecond.toFixed(1)} tasks/s`);
     }
@@ -394,7 +406,7 @@ async function main(): Promise<void> {
   const results = new Map(CONFIGURATIONS.map((config) => [config.key, newResult(config)]));
   await sideBySide(results);
   for (const config of CONFIGURATIONS) {
-    await measure(config, results.get(config.key) as ConfigResult, hashBody);
+    await measure(config, results.get(config.key) as ConfigResult, hashBody, single.perSecond);
   }
   const configs = [...results.values()];
 

@@ -68,6 +68,24 @@ export async function throughput(
   return toThroughput(await fire(target, { connections, duration: seconds }).result);
 }
 
+/**
+ * About `seconds` of load at the expected rate, as a fixed number of requests,
+ * so that it ends with every request answered. A run stopped on time drops
+ * the requests in flight, and the service cancels a running task whose
+ * client has gone by stopping its thread (Piscina cannot stop running
+ * JavaScript otherwise): a measurement right after would start on fresh, cold
+ * threads, and only the service's, since the baselines cancel nothing.
+ */
+export async function warmUp(
+  target: Target,
+  connections: number,
+  seconds: number,
+  expectedPerSecond: number,
+): Promise<Throughput> {
+  const amount = Math.max(connections, Math.round(expectedPerSecond * seconds));
+  return fixedAmount(target, connections, amount);
+}
+
 /** Exactly `amount` requests over `connections` connections (e.g. for memory growth). */
 export async function fixedAmount(
   target: Target,
