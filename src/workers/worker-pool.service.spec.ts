@@ -102,6 +102,17 @@ describe(WorkerPoolService.name, () => {
     await Promise.all(accepted);
   });
 
+  it('starts queued tasks in the order they arrived', async () => {
+    const pool = await startPool({ POOL_THREADS: '1' });
+    const finished: number[] = [];
+    // One thread: each task finishes before the next one starts.
+    const tasks = [0, 1, 2, 3, 4, 5].map((order) =>
+      pool.run('sleep', { ms: 30 }).then(() => void finished.push(order)),
+    );
+    await Promise.all(tasks);
+    expect(finished).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
   it('times out a task whose deadline passes while it is queued', async () => {
     const pool = await startPool({ POOL_THREADS: '1', TASK_TIMEOUT_MS: '800' });
     const running = pool.run('sleep', { ms: 600 });

@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
 import { Cancellation, onCancel, type CancelSignal } from './cancellation';
+import { FifoDispatcher } from './fifo-dispatcher';
 import type { TaskInputCode } from './task-input-error';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from './task-registry';
@@ -114,6 +115,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
    */
   private readonly inFlight = new Set<Cancellation<AbortReason>>();
   private readonly runInline = createTaskRunner(this.registry);
+  /** The queue: tasks wait here, in order, until a thread is free. */
+  private readonly dispatcher: FifoDispatcher;
   private pool: Piscina<TaskRequest, TaskResponse> | undefined;
   private warm = false;
   private accepting = true;
@@ -128,6 +131,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     private readonly registry: TaskRegistry,
   ) {
     this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
+    this.dispatcher = new FifoDispatcher(config.pool.threads);
     this.events.setMaxListeners(0);
   }
 
@@ -187,8 +191,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     if (this.registry.get(name) === undefined) throw Errors.taskNotFound(name);
     const ref: TaskRef = { task: name, requestId: options.requestId };
     if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
-    const { pool } = this;
-    if (pool !== undefined && pool.queueSize >= this.config.pool.maxQueue) {
+    if (this.pool !== undefined && this.queueSize() >= this.config.pool.maxQueue) {
       throw this.settle(ref, 'rejected', Errors.poolSaturated(this.retryAfterSeconds()));
     }
 
@@ -237,7 +240,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const { pool } = this;
     const targetThreads = this.config.pool.threads;
     const threads = pool?.threads.length ?? 0;
-    const queueSize = pool?.queueSize ?? 0;
+    const queueSize = this.queueSize();
     const running = Math.max(0, this.inFlight.size - queueSize);
     return {
       mode: pool === undefined ? 'inline' : 'threads',
@@ -298,9 +301,23 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
+  /** Waiting here, and in Piscina when a thread is being replaced. */
+  private queueSize(): number {
+    return this.dispatcher.queued + (this.pool?.queueSize ?? 0);
+  }
+
   private dispatch(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
     const { pool } = this;
     if (pool === undefined) return this.dispatchInline(request, signal);
+    return this.dispatcher.run(() => this.post(pool, request, signal), signal);
+  }
+
+  /** Hands a task to Piscina; the signal then stops it, running, by stopping its thread. */
+  private post(
+    pool: Piscina<TaskRequest, TaskResponse>,
+    request: TaskRequest,
+    signal: Cancellation,
+  ): Promise<TaskResponse> {
     if (request.body === undefined) return pool.run(request, { signal });
     const { bytes, transferList } = prepareTransfer(request.body);
     return pool.run({ ...request, body: bytes }, { signal, transferList });
@@ -372,7 +389,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
    */
   private retryAfterSeconds(): number {
     const threads = Math.max(1, this.config.pool.threads);
-    const queueMs = ((this.pool?.queueSize ?? 0) * this.meanRunMs) / threads;
+    const queueMs = (this.queueSize() * this.meanRunMs) / threads;
     const estimateMs = Math.max(queueMs, this.meanWaitMs) + this.meanRunMs;
     const maxSeconds = Math.ceil(this.config.pool.taskTimeoutMs / 1000);
     return Math.min(maxSeconds, Math.max(1, Math.ceil(estimateMs / 1000)));
@@ -391,8 +408,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Infinity,
-      // The service checks the queue first (to answer with Retry-After);
-      // Piscina's own limit is the backstop.
+      // Tasks queue in the dispatcher; Piscina's queue only holds the few that
+      // wait for a thread being replaced, and its limit is a backstop.
       maxQueue: Math.max(1, maxQueue),
       concurrentTasksPerWorker: 1,
       resourceLimits:
