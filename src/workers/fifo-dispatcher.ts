@@ -52,7 +52,8 @@ export class FifoDispatcher {
         this.begin(start).then(resolve, reject);
       };
       const stopFollowing = onCancel(signal, () => {
-        this.waiting.splice(this.waiting.indexOf(next), 1);
+        const place = this.waiting.indexOf(next);
+        if (place !== -1) this.waiting.splice(place, 1);
         reject(abortError());
       });
       this.waiting.push(next);

@@ -23,7 +23,7 @@ const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // Only now, not when the thread starts (as Piscina's own niceIncrement does): a thread
 // that replaces one (crashed, or stopped with its cancelled task) under load would load
 // this code at the lowest priority, behind every busy event loop. On 2 busy cores that
-// took ~10 s instead of ~0.2 s, with the pool a thread short all along.
+// took ~10 s instead of ~0.3 s, with the pool a thread short all along.
 lowerThreadPriority(data?.niceIncrement ?? 0);
 
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
