@@ -63,8 +63,9 @@ export class FifoDispatcher {
   private begin<T>(start: () => Promise<T>): Promise<T> {
     this.active += 1;
     return invoke(start).finally(() => {
+      // A task only starts in a free slot, so the one freed here is free.
       this.active -= 1;
-      if (this.active < this.slots) this.waiting.shift()?.();
+      this.waiting.shift()?.();
     });
   }
 }
