@@ -3,7 +3,7 @@
 # dependencies only, as an unprivileged user. test/dockerfile.e2e-spec.ts
 # checks this file against the code and reproduces the runtime stage.
 
-ARG NODE_VERSION=22
+ARG NODE_VERSION=24
 
 # 1. Build: every dependency, then compile TypeScript to dist/.
 FROM node:${NODE_VERSION}-slim AS build
