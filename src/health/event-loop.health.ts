@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { AppConfig } from '../config/app-config';
@@ -16,7 +16,7 @@ const RESOLUTION_MS = 10;
  */
 @Injectable()
 export class EventLoopHealthIndicator implements OnModuleInit, OnModuleDestroy {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({
+  private readonly histogram: ELDHistogram = monitorEventLoopDelay({
     resolution: RESOLUTION_MS,
   });
   private timer: NodeJS.Timeout | undefined;
