@@ -6,8 +6,8 @@
  *
  * Builds dist/ if it is stale, starts every configuration as a child process
  * on a free loopback port, drives it with autocannon from this process, and
- * writes bench/results/latest.md and latest.json. A full run also refreshes
- * the table in the README. See the README's Performance section.
+ * writes a dated note, latest.md and latest.json into bench/results/. A full
+ * run also refreshes the results table in docs/performance.md.
  */
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -107,7 +107,7 @@ const CONFIGURATIONS: readonly Configuration[] = [
     start: () =>
       startBaseline('lean', 'lean-server.ts', {
         POOL_THREADS: String(CORES),
-        // corepool's default; see the README's thread priority finding.
+        // corepool's default; docs/adr/0003-thread-priority-after-load.md has the measurements.
         WORKER_NICE_INCREMENT: '19',
       }),
   },
@@ -433,7 +433,7 @@ async function main(): Promise<void> {
     allCores: { perSecond: parallel.perSecond },
     configs,
   };
-  const written = await writeReport(report, { updateReadme: !quick });
+  const written = await writeReport(report, { updatePerformanceDoc: !quick });
   log(`done in ${Math.round(report.durationSeconds)} s; wrote ${written.join(', ')}`);
 }
 

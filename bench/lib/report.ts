@@ -1,6 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import * as prettier from 'prettier';
 import { PROBE_TIMEOUT_MS, type Throughput } from './load';
 import { ROOT } from './servers';
 import {
@@ -134,7 +134,7 @@ function busyCell(busy: LatencySummary & { readonly timedOut?: number }): string
     : cell;
 }
 
-/** The report as markdown, without a title (the README embeds it under its own heading). */
+/** The report as markdown, without a title (docs/performance.md embeds it under its own heading). */
 export function renderMarkdown(report: BenchReport): string {
   const ideal = idealPerSecond(report);
   const lines: string[] = [];
@@ -276,35 +276,102 @@ export function renderMarkdown(report: BenchReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-const README_START = '<!-- bench:results:start -->';
-const README_END = '<!-- bench:results:end -->';
+const TABLE_START = '<!-- bench:results:start -->';
+const TABLE_END = '<!-- bench:results:end -->';
 
-/** Writes latest.md and latest.json (and the README's table); returns the paths written. */
+/** Where a run is written: its dated note and latest.* go to `resultsDir`; a full run's table to `performanceDoc`. */
+export interface ReportPaths {
+  readonly root: string;
+  readonly resultsDir: string;
+  readonly performanceDoc: string;
+}
+
+export const REPORT_PATHS: ReportPaths = {
+  root: ROOT,
+  resultsDir: join(ROOT, 'bench', 'results'),
+  performanceDoc: join(ROOT, 'docs', 'performance.md'),
+};
+
+/** `2026-11-30-1655-full.md`: sorts by time, and says which kind of run it was. */
+export function noteFileName(report: Pick<BenchReport, 'date' | 'mode'>): string {
+  const [day, time] = report.date.split('T') as [string, string];
+  return `${day}-${time.slice(0, 5).replace(':', '')}-${report.mode}.md`;
+}
+
+/** `doc` with what lies between the results markers replaced by `markdown`; undefined without them. */
+export function replaceResultsTable(doc: string, markdown: string): string | undefined {
+  const from = doc.indexOf(TABLE_START);
+  const to = doc.indexOf(TABLE_END);
+  if (from < 0 || to < from) return undefined;
+  return `${doc.slice(0, from + TABLE_START.length)}\n\n${markdown}\n${doc.slice(to)}`;
+}
+
+/** Formatted as `npm run check` expects, so a fresh run leaves the doc clean. */
+async function formatWithPrettier(markdown: string, path: string): Promise<string> {
+  // Loaded only when a doc is written: Prettier 3 starts a dynamic import as it loads.
+  const prettier = await import('prettier');
+  const style = (await prettier.resolveConfig(path)) ?? {};
+  return prettier.format(markdown, { ...style, filepath: path });
+}
+
+/** The commit measured, `+` when the work tree had changes; undefined outside a git checkout. */
+function revision(root: string): string | undefined {
+  try {
+    const git = (...args: string[]) =>
+      execFileSync('git', args, {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+    const commit = git('rev-parse', '--short', 'HEAD').trim();
+    return git('status', '--porcelain', '--untracked-files=no').trim() === ''
+      ? commit
+      : `${commit}+`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes the run's dated note, latest.md and latest.json into bench/results/
+ * and, for a full run, the results table in docs/performance.md (nothing else
+ * in any doc). Returns the paths written, relative to the root.
+ */
 export async function writeReport(
   report: BenchReport,
-  options: { updateReadme: boolean },
+  options: {
+    readonly updatePerformanceDoc: boolean;
+    /** How the updated doc is formatted; Prettier as `npm run check` expects, by default. */
+    readonly format?: (markdown: string, path: string) => Promise<string>;
+  },
+  paths: ReportPaths = REPORT_PATHS,
 ): Promise<string[]> {
-  const dir = join(ROOT, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(paths.resultsDir, { recursive: true });
   const markdown = renderMarkdown(report);
-  const written = [join(dir, 'latest.md'), join(dir, 'latest.json')];
-  writeFileSync(written[0] as string, `# corepool benchmark\n\n${markdown}`);
+  const commit = revision(paths.root);
+  const heading = `# corepool benchmark, ${report.date.slice(0, 16).replace('T', ' ')} UTC (${report.mode})`;
+  const note = `${heading}\n\n${commit === undefined ? '' : `Commit \`${commit}\`.\n\n`}${markdown}`;
+  const written = [
+    join(paths.resultsDir, noteFileName(report)),
+    join(paths.resultsDir, 'latest.md'),
+    join(paths.resultsDir, 'latest.json'),
+  ] as const;
+  writeFileSync(written[0], note);
+  writeFileSync(written[1], note);
   writeFileSync(
-    written[1] as string,
-    `${JSON.stringify({ ...report, targets: computeTargets(report) }, null, 2)}\n`,
+    written[2],
+    `${JSON.stringify({ ...report, commit, targets: computeTargets(report) }, null, 2)}\n`,
   );
-  if (options.updateReadme) {
-    const readmePath = join(ROOT, 'README.md');
-    const readme = readFileSync(readmePath, 'utf8');
-    const from = readme.indexOf(README_START);
-    const to = readme.indexOf(README_END);
-    if (from >= 0 && to > from) {
-      const updated = `${readme.slice(0, from + README_START.length)}\n\n${markdown}\n${readme.slice(to)}`;
-      // Formatted as `npm run check` expects, so a fresh run leaves the README clean.
-      const style = (await prettier.resolveConfig(readmePath)) ?? {};
-      writeFileSync(readmePath, await prettier.format(updated, { ...style, filepath: readmePath }));
-      written.push(readmePath);
+  const files: string[] = [...written];
+  if (options.updatePerformanceDoc) {
+    const doc = readFileSync(paths.performanceDoc, 'utf8');
+    const updated = replaceResultsTable(doc, markdown);
+    if (updated === undefined) {
+      throw new Error(`${paths.performanceDoc} has no ${TABLE_START} … ${TABLE_END} markers`);
     }
+    const format = options.format ?? formatWithPrettier;
+    writeFileSync(paths.performanceDoc, await format(updated, paths.performanceDoc));
+    files.push(paths.performanceDoc);
   }
-  return written.map((path) => relative(ROOT, path));
+  return files.map((path) => relative(paths.root, path));
 }
