@@ -21,7 +21,12 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: '.',
       // bench/: only the harness's pure helpers; performance is never asserted in tests.
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/bench/**/*.spec.ts'],
+      // scripts/: the docs generators, and the tests that keep docs/ in step with the code.
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/bench/**/*.spec.ts',
+        '<rootDir>/scripts/**/*.spec.ts',
+      ],
       transform,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],

@@ -26,20 +26,25 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  * bottom-up, so the type check sits nearest the property: `PORT=eighty` is
  * reported as not a number, not as out of range.
  *
- * The raw environment as documented in the README's configuration table.
+ * The raw environment, one property per variable. docs/configuration.md is
+ * generated from this class (`npm run docs:config`): each doc comment is the
+ * variable's description there, and a test fails when the two differ.
  * Property initializers are the defaults. Every variable is validated at once,
  * so a bad environment is reported whole, not one variable per restart.
  */
 export class EnvironmentVariables {
+  /** Port to listen on. */
   @Type(() => Number)
   @Min(0)
   @Max(65535)
   @IsInt()
   PORT = 3000;
 
+  /** Address to listen on. */
   @IsString()
   HOST = '0.0.0.0';
 
+  /** HTTP processes. `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). */
   @autoOrNumber()
   @ValidateIf(isNotAuto('CLUSTER_WORKERS'))
   @Min(1)
@@ -47,6 +52,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'CLUSTER_WORKERS must be `auto` or a whole number' })
   CLUSTER_WORKERS: number | 'auto' = 'auto';
 
+  /** Worker threads per process. `auto`: usable cores ÷ processes, at least 1. `0` runs tasks inline on the event loop (for comparison only). */
   @autoOrNumber()
   @ValidateIf(isNotAuto('POOL_THREADS'))
   @Min(0)
@@ -54,6 +60,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'POOL_THREADS must be `auto` or a whole number' })
   POOL_THREADS: number | 'auto' = 'auto';
 
+  /** Tasks waiting per process; past it: 503 `POOL_SATURATED`. `auto`: 16 per thread. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('POOL_MAX_QUEUE'))
   @Min(0)
@@ -61,12 +68,14 @@ export class EnvironmentVariables {
   @IsInt({ message: 'POOL_MAX_QUEUE must be `auto` or a whole number' })
   POOL_MAX_QUEUE: number | 'auto' = 'auto';
 
+  /** Deadline per task, counted from the request's arrival (queue time included); past it: 504 `TASK_TIMEOUT`. */
   @Type(() => Number)
   @Min(1)
   @Max(86_400_000)
   @IsInt()
   TASK_TIMEOUT_MS = 30_000;
 
+  /** Heap cap per thread; a task that exhausts it gets `WORKER_OUT_OF_MEMORY`. Unset: V8's default. */
   @IsOptional()
   @Type(() => Number)
   @Min(16)
@@ -74,47 +83,55 @@ export class EnvironmentVariables {
   @IsInt()
   WORKER_MAX_OLD_GENERATION_MB?: number;
 
+  /** Recycle a thread after this many tasks; `0` never does. */
   @Type(() => Number)
   @Min(0)
   @IsInt()
   WORKER_MAX_TASKS = 0;
 
+  /** Added to the threads' nice value once their code is loaded, so the event loop wins the CPU. Linux only; elsewhere ignored with a warning. */
   @Type(() => Number)
   @Min(0)
   @Max(19)
   @IsInt()
   WORKER_NICE_INCREMENT = 19;
 
+  /** JSON body limit; past it: 413 `PAYLOAD_TOO_LARGE`. */
   @Type(() => Number)
   @Min(1024)
   @Max(1_073_741_824)
   @IsInt()
   BODY_LIMIT_BYTES = 1_048_576;
 
+  /** Raw body limit for binary tasks. */
   @Type(() => Number)
   @Min(1024)
   @Max(1_073_741_824)
   @IsInt()
   BINARY_BODY_LIMIT_BYTES = 67_108_864;
 
+  /** Time to receive a request's headers; a slower client (slowloris, or a connection that says nothing) gets 408 `REQUEST_TIMEOUT` and is closed. */
   @Type(() => Number)
   @Min(100)
   @Max(3_600_000)
   @IsInt()
   HTTP_HEADERS_TIMEOUT_MS = 10_000;
 
+  /** Time to receive a whole request, body included (a 64 MiB body needs ~9 Mbit/s); past it: 408 `REQUEST_TIMEOUT`. At least `HTTP_HEADERS_TIMEOUT_MS`. */
   @Type(() => Number)
   @Min(100)
   @Max(3_600_000)
   @IsInt()
   HTTP_REQUEST_TIMEOUT_MS = 60_000;
 
+  /** An idle keep-alive connection is closed after this; longer than the 60 s idle timeout of common load balancers, so they close first and never reuse a closed connection. */
   @Type(() => Number)
   @Min(100)
   @Max(3_600_000)
   @IsInt()
   HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
+  /** A socket with no traffic either way (e.g. a client that stops reading its response) is closed. `auto`: the longer of `TASK_TIMEOUT_MS` and `HTTP_REQUEST_TIMEOUT_MS`, plus 10 s. An explicit value must be `0` (never) or longer than `TASK_TIMEOUT_MS`, since a socket is silent while its task runs. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('HTTP_CONNECTION_TIMEOUT_MS'))
   @Min(0)
@@ -122,30 +139,36 @@ export class EnvironmentVariables {
   @IsInt({ message: 'HTTP_CONNECTION_TIMEOUT_MS must be `auto` or a whole number' })
   HTTP_CONNECTION_TIMEOUT_MS: number | 'auto' = 'auto';
 
+  /** Readiness fails when the queue is this full (share of `POOL_MAX_QUEUE`), and recovers when it is down to half of that. */
   @Type(() => Number)
   @Min(0.05)
   @Max(1)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   READY_QUEUE_HIGH_WATER = 0.8;
 
+  /** Readiness fails past this event-loop delay (p99 over the last second). */
   @Type(() => Number)
   @Min(1)
   @IsInt()
   READY_MAX_EVENT_LOOP_DELAY_MS = 200;
 
+  /** On SIGTERM, keep serving (readiness failing) this long before closing the listener. */
   @Type(() => Number)
   @Min(0)
   @IsInt()
   SHUTDOWN_DELAY_MS = 0;
 
+  /** Drain budget after `SHUTDOWN_DELAY_MS`; past it, what is left is cancelled and the exit code is `3`. */
   @Type(() => Number)
   @Min(100)
   @IsInt()
   SHUTDOWN_TIMEOUT_MS = 25_000;
 
+  /** pino level. */
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
 
+  /** Set: jobs use BullMQ on this Redis. Unset: the in-process job store. */
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
@@ -156,52 +179,61 @@ export class EnvironmentVariables {
   })
   JOBS_QUEUE_PREFIX = 'corepool';
 
+  /** Runs per job (BullMQ): retries after a crash or a saturated pool, and takeovers of a killed replica's job. */
   @Type(() => Number)
   @Min(1)
   @Max(100)
   @IsInt()
   JOBS_ATTEMPTS = 3;
 
+  /** First retry delay, doubling each time. */
   @Type(() => Number)
   @Min(0)
   @Max(3_600_000)
   @IsInt()
   JOBS_BACKOFF_MS = 1000;
 
+  /** Finished jobs (result or error) are kept this long. */
   @Type(() => Number)
   @Min(1)
   @Max(30 * 86_400)
   @IsInt()
   JOBS_RESULT_TTL_SECONDS = 3600;
 
+  /** BullMQ lock per running job; a replica silent this long (killed) has its job taken over. */
   @Type(() => Number)
   @Min(1000)
   @Max(600_000)
   @IsInt()
   JOBS_LOCK_DURATION_MS = 30_000;
 
+  /** In-process store: jobs kept at most. Finished ones make room; when this many are queued or running, a new job gets 503 `JOB_QUEUE_FULL`. */
   @Type(() => Number)
   @Min(1)
   @Max(1_000_000)
   @IsInt()
   JOBS_MAX_STORED = 10_000;
 
+  /** Raw body limit of a binary job (it waits in memory or Redis until it runs). */
   @Type(() => Number)
   @Min(1024)
   @Max(268_435_456)
   @IsInt()
   JOBS_MAX_BODY_BYTES = 16_777_216;
 
+  /** 32 bytes (64 hex digits or base64): jobs submitted with `encrypt` store and return their result AES-256-GCM encrypted. */
   @IsOptional()
   @Matches(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/, {
     message: 'RESULT_ENCRYPTION_KEY must be 32 bytes, as 64 hex digits or 44 base64 characters',
   })
   RESULT_ENCRYPTION_KEY?: string;
 
+  /** Extra task modules, comma-separated paths, loaded next to the built-in tasks in the main thread and every worker thread (see docs/tasks.md). */
   @IsOptional()
   @IsString()
   TASK_MODULES?: string;
 
+  /** `production` always logs JSON; otherwise logs are readable on a terminal, JSON elsewhere. */
   @IsOptional()
   @IsString()
   NODE_ENV?: string;
