@@ -11,7 +11,7 @@ import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 async function runServer(config: AppConfig): Promise<void> {
   const app = await createApp(config);
   await app.listen({ port: config.http.port, host: config.http.host });
-  // Signals drain the process (README: "Graceful shutdown") instead of Nest's plain close.
+  // Signals drain the process (docs/operations.md, "Graceful shutdown") instead of Nest's plain close.
   exitOnShutdownSignals(app);
   // Listening with warm threads: a rolling reload may now retire the process this one replaces.
   notifyPrimaryReady();

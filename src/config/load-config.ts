@@ -5,7 +5,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
 
-/** Queue slots per thread when `POOL_MAX_QUEUE=auto`; see the README's sizing section. */
+/** Queue slots per thread when `POOL_MAX_QUEUE=auto`; see docs/operations.md, Sizing. */
 export const AUTO_QUEUE_PER_THREAD = 16;
 
 /** Every variable corepool reads; nothing else in the environment is looked at. */

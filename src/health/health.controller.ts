@@ -23,7 +23,7 @@ export class HealthController {
    * never matters here. It checks nothing, so it answers Terminus's "ok" body
    * itself: Terminus's executor would build the same body through half a
    * dozen promises on every probe, a large share of this route's cost
-   * (README, Performance).
+   * (docs/adr/0005-light-probes-and-synchronous-hooks.md).
    */
   @Get('live')
   @HealthCheck()

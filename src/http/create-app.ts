@@ -35,7 +35,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // One pino logger for the process; Fastify gives each request a child with its `reqId`.
     loggerInstance: logger,
     logController: new AccessLog(),
-    // Connection-level limits (slowloris, silent sockets, idle keep-alive); see the README.
+    // Connection-level limits (slowloris, silent sockets, idle keep-alive); see docs/reliability.md.
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     connectionTimeout: config.http.connectionTimeoutMs,

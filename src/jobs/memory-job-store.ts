@@ -70,7 +70,7 @@ export class MemoryJobStore extends JobStore implements OnModuleDestroy {
     }
   }
 
-  /** Running jobs are left to the pool's drain; whatever is still queued is lost (said in the README). */
+  /** Running jobs are left to the pool's drain; what is still queued is lost (docs/jobs.md). */
   onModuleDestroy(): void {
     clearInterval(this.sweeper);
     this.untrack();

@@ -1,5 +1,5 @@
 /**
- * How a corepool process ends; documented in the README. Shared by the HTTP
+ * How a corepool process ends; documented in docs/operations.md. Shared by the HTTP
  * processes and the cluster primary, so this file imports nothing.
  */
 export const ExitCode = {

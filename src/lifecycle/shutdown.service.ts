@@ -23,7 +23,7 @@ export type LifecyclePhase = 'serving' | 'stopping' | 'draining' | 'closed';
 const CANCELLED_ANSWER_GRACE_MS = 1_000;
 
 /**
- * The graceful shutdown of one HTTP process, as the README's numbered steps
+ * The graceful shutdown of one HTTP process, as docs/operations.md's numbered steps
  * describe it: fail readiness and keep serving for `SHUTDOWN_DELAY_MS`, stop
  * accepting, let in-flight requests and their tasks finish, close the pool —
  * all within `SHUTDOWN_TIMEOUT_MS`, after which what is left is cancelled.

@@ -8,8 +8,9 @@ import type { Logger } from 'pino';
  * from. Request logging is Fastify's own (see `AccessLog`), so nestjs-pino
  * installs no middleware (`useExisting`, no routes): pino-http's per-request
  * logger and the AsyncLocalStorage context that binds it cost more than the
- * rest of a small request (README, Performance). A line about one request
- * names it with `reqId`, taken from the request (`request.log` or the id).
+ * rest of a small request (docs/adr/0004-request-ids-without-async-local-storage.md).
+ * A line about one request names it with `reqId`, taken from the request
+ * (`request.log` or the id).
  */
 @Module({})
 export class LoggingModule {
