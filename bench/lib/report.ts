@@ -134,7 +134,7 @@ function busyCell(busy: LatencySummary & { readonly timedOut?: number }): string
     : cell;
 }
 
-/** The report as markdown, without a title (docs/performance.md embeds it under its own heading). */
+/** The report as markdown, without a title (docs/performance.md embeds it under a heading). */
 export function renderMarkdown(report: BenchReport): string {
   const ideal = idealPerSecond(report);
   const lines: string[] = [];
@@ -279,7 +279,10 @@ export function renderMarkdown(report: BenchReport): string {
 const TABLE_START = '<!-- bench:results:start -->';
 const TABLE_END = '<!-- bench:results:end -->';
 
-/** Where a run is written: its dated note and latest.* go to `resultsDir`; a full run's table to `performanceDoc`. */
+/**
+ * Where a run is written: its dated note and latest.* go to `resultsDir`, a
+ * full run's results table to `performanceDoc`.
+ */
 export interface ReportPaths {
   readonly root: string;
   readonly resultsDir: string;
