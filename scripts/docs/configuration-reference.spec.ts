@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsPositive, Matches, Max, Min } from 'class-validator';
 import {
   describeVariables,
   readDescriptions,
@@ -30,6 +30,10 @@ class FixtureVariables {
   @IsOptional()
   @Matches(/^(a|b)$/)
   KEY?: string;
+
+  /** A rule the generator does not word. */
+  @IsPositive()
+  RATIO = 1;
 }
 
 const FIXTURE_SOURCE = `
@@ -48,6 +52,9 @@ class FixtureVariables {
 
   /** A key like a|b. */
   KEY?: string;
+
+  /** A rule the generator does not word. */
+  RATIO = 1;
 }`;
 
 describe('configuration reference', () => {
@@ -75,6 +82,12 @@ describe('configuration reference', () => {
         defaultValue: undefined,
         accepts: 'matching `^(a|b)$`',
         description: 'A key like a|b.',
+      },
+      {
+        name: 'RATIO',
+        defaultValue: '1',
+        accepts: '`@IsPositive`',
+        description: 'A rule the generator does not word.',
       },
     ]);
   });

@@ -50,7 +50,14 @@ export function readDescriptions(source: string, className: string): Map<string,
 // class-validator's ValidationTypes.CUSTOM_VALIDATION: the decorators built on ValidateBy (Min, IsInt, …).
 const CUSTOM_VALIDATION = 'customValidation';
 
-/** What class-validator lets through for one property, in words. */
+const listed = (values: readonly unknown[]) =>
+  values.map((value) => `\`${String(value)}\``).join(', ');
+
+/**
+ * What class-validator lets through for one property, in words. A rule not
+ * worded here yet is named as its decorator, so a new variable never stops
+ * the generator; word it here when one appears.
+ */
 function describeAccepted(target: Constructor, property: string, defaultValue: unknown): string {
   const rules = new Map<string, unknown[]>();
   for (const meta of getMetadataStorage().getTargetValidationMetadatas(target, '', true, false)) {
@@ -68,17 +75,36 @@ function describeAccepted(target: Constructor, property: string, defaultValue: u
         : max !== undefined
           ? ` ≤ ${max}`
           : '';
-  const parts: string[] = [];
-  if (rules.has('isInt')) parts.push(`integer${range}`);
-  else if (rules.has('isNumber')) parts.push(`number${range}`);
-  const allowed = rules.get('isIn')?.[0] as readonly unknown[] | undefined;
-  if (allowed !== undefined)
-    parts.push(`one of ${allowed.map((v) => `\`${String(v)}\``).join(', ')}`);
-  const pattern = rules.get('matches')?.[0];
-  if (pattern instanceof RegExp) parts.push(`matching \`${pattern.source}\``);
-  if (parts.length === 0 && rules.has('isString')) parts.push('text');
-  if (parts.length === 0)
-    throw new Error(`${target.name}.${property}: no rule says what it accepts`);
+  const kind = rules.has('isInt') ? 'integer' : rules.has('isNumber') ? 'number' : undefined;
+  const parts = kind !== undefined || range !== '' ? [`${kind ?? 'number'}${range}`] : [];
+  for (const [name, constraints] of rules) {
+    switch (name) {
+      case 'isInt':
+      case 'isNumber':
+      case 'min':
+      case 'max':
+      case 'isString':
+        break;
+      case 'isIn':
+        parts.push(`one of ${listed(constraints[0] as readonly unknown[])}`);
+        break;
+      case 'isEnum':
+        parts.push(`one of ${listed(Object.values(constraints[0] as object))}`);
+        break;
+      case 'matches':
+        parts.push(`matching \`${(constraints[0] as RegExp).source}\``);
+        break;
+      case 'isBoolean':
+        parts.push('`true` or `false`');
+        break;
+      case 'isUrl':
+        parts.push('a URL');
+        break;
+      default:
+        parts.push(`\`@${name.charAt(0).toUpperCase()}${name.slice(1)}\``);
+    }
+  }
+  if (parts.length === 0) parts.push('text');
   // Variables that resolve `auto` at start skip their number rules for it.
   return defaultValue === 'auto' ? `\`auto\` or ${parts.join(', ')}` : parts.join(', ');
 }
