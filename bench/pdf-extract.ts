@@ -7,7 +7,7 @@
  */
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import { pdfExtractTask } from '../src/workers/tasks/pdf-extract.task';
+import { pdfExtractTask } from '../src/tasks/pdf-extract.task';
 import { invoicePdf } from '../test/support/pdf-fixtures';
 
 const RUNS = Number(process.env.RUNS ?? 200);

@@ -72,7 +72,7 @@ const LIGHT_CONNECTIONS = 32;
 // Below the default queue limit of one process (16 per thread), so no request is refused.
 const TINY_CONNECTIONS = 16;
 const HASH_BYTES = 32 * 1024 * 1024;
-const COMPUTE_TASK_FILE = resolve(ROOT, 'dist', 'workers', 'tasks', 'compute.task.js');
+const COMPUTE_TASK_FILE = resolve(ROOT, 'dist', 'tasks', 'compute.task.js');
 
 type Workload = 'light' | 'isolation' | 'heavy' | 'tiny' | 'hash' | 'hashClone' | 'rss';
 

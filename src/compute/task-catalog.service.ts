@@ -4,7 +4,7 @@ import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 // class-transformer keeps its metadata in this module; @Type() targets are read from it.
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
-import { TaskRegistry } from '../workers/task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 
 export interface TaskCatalogEntry {
   readonly name: string;

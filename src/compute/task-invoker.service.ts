@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
-import type { TaskDefinition } from '../workers/task-definition';
-import { TaskRegistry } from '../workers/task-registry';
+import type { TaskDefinition } from '../tasks/task-definition';
+import { TaskRegistry } from '../tasks/task-registry';
 import { WorkerPoolService, type TaskResult } from '../workers/worker-pool.service';
 import { clientGone } from './client-abort';
 

@@ -9,7 +9,7 @@ import type { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { AccessLog } from '../logging/access-log';
 import { createRootLogger } from '../logging/root-logger';
-import { TaskRegistry } from '../workers/task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { registerBodyParsers } from './body-parsers';
 import { clientErrorHandler, frameworkErrorHandler } from './framework-errors';
 import { setupOpenApi } from './openapi';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { TaskDefinition } from '../workers/task-definition';
-import type { TaskRegistry } from '../workers/task-registry';
+import type { TaskDefinition } from '../tasks/task-definition';
+import type { TaskRegistry } from '../tasks/task-registry';
 import { routeOf } from './request-context';
 
 /**

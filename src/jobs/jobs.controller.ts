@@ -5,7 +5,7 @@ import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
 import { mediaType } from '../compute/task-invoker.service';
 import { AppConfig } from '../config/app-config';
-import { TaskRegistry } from '../workers/task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { ListJobsQueryDto } from './dto/list-jobs-query.dto';
 import { SubmitJobDto } from './dto/submit-job.dto';
 import { JobStore } from './job-store';

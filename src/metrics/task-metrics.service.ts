@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { AppConfig } from '../config/app-config';
-import { TaskRegistry } from '../workers/task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { WorkerPoolService, type TaskOutcome } from '../workers/worker-pool.service';
 import { freshMetric } from './metric-registry';
 import { taskBuckets } from './task-buckets';

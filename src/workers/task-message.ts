@@ -1,4 +1,4 @@
-import type { TaskInputCode } from './task-input-error';
+import type { TaskInputCode } from '../tasks/task-input-error';
 
 /** What the main thread posts to a worker thread for one task. */
 export interface TaskRequest {

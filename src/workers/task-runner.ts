@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { TaskInputError } from './task-input-error';
+import { TaskInputError } from '../tasks/task-input-error';
 import type { TaskRequest, TaskResponse } from './task-message';
-import type { TaskRegistry } from './task-registry';
+import type { TaskRegistry } from '../tasks/task-registry';
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
 export const preciseNow = (): number => performance.timeOrigin + performance.now();

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
-import { TaskRegistry } from './task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { createTaskRunner } from './task-runner';
 import { lowerThreadPriority } from './thread-priority';
 import { ownsWholeBuffer } from './transfer';

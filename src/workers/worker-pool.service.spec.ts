@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { AppError } from '../common/app-error';
 import { testConfig } from '../../test/support/test-config';
 import { Cancellation } from './cancellation';
-import { TaskRegistry } from './task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { threadPrioritySupported } from './thread-priority';
 import { WorkerPoolService, type TaskSettled } from './worker-pool.service';
 

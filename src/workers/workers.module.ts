@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { TaskRegistry } from './task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
 import { WorkerPoolService } from './worker-pool.service';
 
 @Module({

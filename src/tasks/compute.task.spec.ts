@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { ComputeInput, computeTask } from './compute.task';
-import * as shared from '../../../test/support/task-input';
+import * as shared from '../../test/support/task-input';
 
 const maxIterations = computeTask.limits.maxIterations as number;
 const maxPayloadSize = computeTask.limits.maxPayloadSize as number;

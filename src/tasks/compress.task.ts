@@ -1,8 +1,8 @@
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
 import { IsIn, IsInt, Max, Min, registerDecorator } from 'class-validator';
-import { TaskInputError } from '../task-input-error';
-import { defineTask } from '../task-definition';
-import { QueryInteger } from '../query-number';
+import { TaskInputError } from './task-input-error';
+import { defineTask } from './task-definition';
+import { QueryInteger } from './query-number';
 
 const FORMATS = ['gzip', 'deflate', 'br'] as const;
 type CompressionFormat = (typeof FORMATS)[number];

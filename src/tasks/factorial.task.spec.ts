@@ -1,5 +1,5 @@
 import { FactorialInput, factorialTask } from './factorial.task';
-import * as shared from '../../../test/support/task-input';
+import * as shared from '../../test/support/task-input';
 
 const maxN = factorialTask.limits.maxN as number;
 const maxDigits = factorialTask.limits.maxDigits as number;

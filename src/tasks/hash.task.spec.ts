@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { HashInput, hashTask } from './hash.task';
-import * as shared from '../../../test/support/task-input';
+import * as shared from '../../test/support/task-input';
 
 const abc = new TextEncoder().encode('abc');
 

@@ -1,9 +1,9 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { TaskInputError } from '../task-input-error';
+import { TaskInputError } from './task-input-error';
 import { CompressInput, compressTask } from './compress.task';
-import * as shared from '../../../test/support/task-input';
+import * as shared from '../../test/support/task-input';
 
 const text = new TextEncoder().encode('corepool compresses this sentence. '.repeat(200));
 

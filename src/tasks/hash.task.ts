@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { IsIn } from 'class-validator';
-import { defineTask } from '../task-definition';
+import { defineTask } from './task-definition';
 
 // No bound of its own: hashing is linear and fast. At the 64 MiB server body limit, on one
 // core of the reference machine: sha256 ~45 ms, blake2b512 ~100 ms, sha512 ~130 ms,

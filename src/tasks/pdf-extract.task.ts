@@ -1,7 +1,7 @@
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { TaskInputError } from '../task-input-error';
-import { defineTask } from '../task-definition';
-import { QueryInteger } from '../query-number';
+import { TaskInputError } from './task-input-error';
+import { defineTask } from './task-definition';
+import { QueryInteger } from './query-number';
 
 // Bounds: a PDF's cost grows with its pages and its text, not its bytes (a small file can
 // declare many pages). Text past MAX_TEXT_CHARS is cut (`truncated: true`) so that a result

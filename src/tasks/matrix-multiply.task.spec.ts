@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { MatrixMultiplyInput, matrixMultiplyTask } from './matrix-multiply.task';
-import { fieldErrors } from '../../../test/support/task-input';
+import { fieldErrors } from '../../test/support/task-input';
 
 const maxDimension = matrixMultiplyTask.limits.maxDimension as number;
 const maxProductEntries = matrixMultiplyTask.limits.maxProductEntries as number;

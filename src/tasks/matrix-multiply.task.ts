@@ -8,7 +8,7 @@ import {
   registerDecorator,
   ValidateIf,
 } from 'class-validator';
-import { defineTask } from '../task-definition';
+import { defineTask } from './task-definition';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
 // so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core of the

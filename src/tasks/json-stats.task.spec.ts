@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { TaskInputError } from '../task-input-error';
+import { TaskInputError } from './task-input-error';
 import { JsonStatsInput, jsonStatsTask } from './json-stats.task';
 
 const maxFields = jsonStatsTask.limits.maxFields as number;

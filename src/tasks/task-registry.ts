@@ -1,5 +1,5 @@
 import type { TaskDefinition } from './task-definition';
-import { builtInTasks } from './tasks';
+import { builtInTasks } from './index';
 
 /**
  * The tasks this process knows, by name: the built-in ones plus those of any

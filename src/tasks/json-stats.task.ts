@@ -1,5 +1,5 @@
-import { TaskInputError } from '../task-input-error';
-import { defineTask } from '../task-definition';
+import { TaskInputError } from './task-input-error';
+import { defineTask } from './task-definition';
 
 // The body limit (64 MiB) does not bound JSON.parse, whose cost follows what it allocates, and
 // faster than linearly. Measured at 64 MiB: 22M empty objects `[{},{},…]` 28 s and 2 GB; 32M
