@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from '../app.module';
-import { ProblemDetailsFilter } from '../common/problem-details.filter';
+import { ProblemDetailsFilter } from './problem-details.filter';
 import { VALIDATOR_OPTIONS, validationError } from '../common/validation';
 import type { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
-import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from '../common/problem-details.filter';
+import { PROBLEM_CONTENT_TYPE, sendProblem, toProblem } from './problem-details.filter';
 
 /**
  * Fastify's `frameworkErrors`: a URL that cannot be decoded or a path
@@ -30,8 +30,8 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   // A response already under way on this socket cannot be followed by another one.
   const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && inProgress?.headersSent !== true) {
-    const problem = toClientProblem(error);
-    const body = JSON.stringify(toProblem(problem));
+    const problem = toProblem(toClientProblem(error));
+    const body = JSON.stringify(problem);
     socket.write(
       `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
         `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +

@@ -246,8 +246,8 @@ function statusOf(state: string, error: JobError | undefined): JobStatus {
 function parseFailure(reason: string): JobError {
   try {
     const parsed = JSON.parse(reason) as Partial<JobError>;
-    if (typeof parsed.code === 'string' && typeof parsed.status === 'number') {
-      return parsed as JobError;
+    if (typeof parsed.code === 'string' && typeof parsed.detail === 'string') {
+      return { code: parsed.code, detail: parsed.detail };
     }
   } catch {
     // not ours

@@ -25,7 +25,7 @@ export const isRetryable = (error: JobError) => RETRYABLE.has(error.code);
 /** The coded error as a job stores it (a plain object: it goes to Redis as JSON). */
 export function toJobError(error: unknown): JobError {
   const coded = error instanceof AppError ? error : Errors.internal();
-  return { code: coded.code, status: coded.status, title: coded.title, detail: coded.message };
+  return { code: coded.code, detail: coded.detail };
 }
 
 /** Runs one job's task on this process's pool, as the synchronous API would. */

@@ -11,11 +11,9 @@ export interface JobPayload {
   readonly encrypt: boolean;
 }
 
-/** A finished job's error, with the same code and status as the synchronous API's. */
+/** A finished job's error, as stored: the same code as the synchronous API's, and its detail. */
 export interface JobError {
   readonly code: string;
-  readonly status: number;
-  readonly title: string;
   readonly detail: string;
 }
 

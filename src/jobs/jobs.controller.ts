@@ -9,6 +9,7 @@ import { TaskRegistry } from '../tasks/task-registry';
 import { ListJobsQueryDto } from './dto/list-jobs-query.dto';
 import { SubmitJobDto } from './dto/submit-job.dto';
 import { JobStore } from './job-store';
+import { presentJob, type PresentedJob } from './job-view.presenter';
 import type { JobPayload, JobView } from './job.types';
 
 /** Query parameters of a binary submission that belong to the job, not to the task. */
@@ -54,23 +55,23 @@ export class JobsController {
             limit: String(query.limit),
             offset: String(page.nextOffset),
           }).toString()}`;
-    return { items: page.items, links: { next } };
+    return { items: page.items.map(presentJob), links: { next } };
   }
 
   @Get(':id')
   @ApiOperation({ summary: "A job's status, attempts, times, and its result or error" })
-  async get(@Param('id') id: string): Promise<JobView> {
+  async get(@Param('id') id: string): Promise<PresentedJob> {
     const job = await this.store.get(id);
     if (job === undefined) throw Errors.jobNotFound(id);
-    return job;
+    return presentJob(job);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
-  async cancel(@Param('id') id: string): Promise<JobView> {
+  async cancel(@Param('id') id: string): Promise<PresentedJob> {
     const job = await this.store.cancel(id);
     if (job === undefined) throw Errors.jobNotFound(id);
-    return job;
+    return presentJob(job);
   }
 
   /** The same checks as `POST /api/tasks/:name`, done now, so a bad job never enters the queue. */

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
-import { sendProblem } from '../common/problem-details.filter';
+import { sendProblem } from '../http/problem-details.filter';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';

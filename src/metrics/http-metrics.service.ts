@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Histogram } from 'prom-client';
-import { problemCodeOf } from '../common/problem-details.filter';
+import { problemCodeOf } from '../http/problem-details.filter';
 import { routeOf } from '../http/request-context';
 import { freshMetric } from './metric-registry';
 

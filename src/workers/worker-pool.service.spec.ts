@@ -87,9 +87,9 @@ describe(WorkerPoolService.name, () => {
     await pool.run('sleep', { ms: 300 }); // measured run time feeds Retry-After
     const accepted = [1, 2, 3].map(() => pool.run('sleep', { ms: 300 }));
     const rejection = pool.run('sleep', { ms: 300 });
-    await expect(rejection).rejects.toMatchObject({ code: 'POOL_SATURATED', status: 503 });
+    await expect(rejection).rejects.toMatchObject({ code: 'POOL_SATURATED' });
     const error = (await rejection.catch((e: unknown) => e)) as AppError;
-    expect(Number(error.extras.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(error.facts.retryAfterSeconds)).toBeGreaterThanOrEqual(1);
     await expect(Promise.all(accepted)).resolves.toHaveLength(3);
   });
 
@@ -99,7 +99,7 @@ describe(WorkerPoolService.name, () => {
     const accepted = [1, 2, 3, 4].map(() => pool.run('sleep', { ms: 1_500 }));
     const error = (await pool.run('sleep', {}).catch((e: unknown) => e)) as AppError;
     // Three queued tasks of ~1.5 s each on one thread: several seconds, not 1.
-    expect(Number(error.extras.headers?.['retry-after'])).toBeGreaterThanOrEqual(4);
+    expect(Number(error.facts.retryAfterSeconds)).toBeGreaterThanOrEqual(4);
     await Promise.all(accepted);
   });
 
@@ -192,7 +192,7 @@ describe(WorkerPoolService.name, () => {
     const error = (await pool
       .run('throw', { message: 'bad sector' })
       .catch((e: unknown) => e)) as AppError;
-    expect(error).toMatchObject({ code: 'TASK_FAILED', status: 500, message: 'bad sector' });
+    expect(error).toMatchObject({ code: 'TASK_FAILED', message: 'bad sector' });
     expect(await threadIdOf(pool)).toBe(before);
     expect(pool.stats().threadRestarts).toBe(0);
   });

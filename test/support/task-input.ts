@@ -16,7 +16,7 @@ export async function fieldErrors(
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     return Object.fromEntries(
-      (error.extras.errors ?? []).map((field) => [field.property, [...field.messages]]),
+      (error.facts.errors ?? []).map((field) => [field.property, [...field.messages]]),
     );
   }
 }

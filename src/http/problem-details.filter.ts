@@ -6,7 +6,8 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Errors } from './app-error';
+import { AppError, Errors, type FieldError } from '../common/app-error';
+import { headersOf, httpOf } from './error-table';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -18,12 +19,13 @@ export interface ProblemDetails {
   detail: string;
   code: string;
   instance?: string;
-  errors?: AppError['extras']['errors'];
+  errors?: readonly FieldError[];
 }
 
 /**
- * The one place where errors become HTTP: every exception, from our code,
- * from Nest or from Fastify's body parsing, leaves as problem+json with a code.
+ * Where exceptions become HTTP: every exception, from our code, from Nest or
+ * from Fastify's body parsing, leaves as problem+json with a code, its status
+ * and title from the error table.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
@@ -54,8 +56,8 @@ const problemCodes = new WeakMap<FastifyReply, string>();
 export function sendProblem(reply: FastifyReply, error: AppError, instance?: string): FastifyReply {
   problemCodes.set(reply, error.code);
   return reply
-    .status(error.status)
-    .headers({ ...error.extras.headers, 'content-type': PROBLEM_CONTENT_TYPE })
+    .status(httpOf(error.code).status)
+    .headers({ ...headersOf(error), 'content-type': PROBLEM_CONTENT_TYPE })
     .send(toProblem(error, instance));
 }
 
@@ -65,14 +67,15 @@ export function problemCodeOf(reply: FastifyReply): string | undefined {
 }
 
 export function toProblem(error: AppError, instance?: string): ProblemDetails {
+  const { status, title } = httpOf(error.code);
   return {
     type: `urn:corepool:problem:${error.code.toLowerCase().replaceAll('_', '-')}`,
-    title: error.title,
-    status: error.status,
-    detail: error.message,
+    title,
+    status,
+    detail: error.detail,
     code: error.code,
     ...(instance === undefined ? {} : { instance }),
-    ...(error.extras.errors === undefined ? {} : { errors: error.extras.errors }),
+    ...(error.facts.errors === undefined ? {} : { errors: error.facts.errors }),
   };
 }
 
