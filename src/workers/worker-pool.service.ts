@@ -1,24 +1,28 @@
 import { EventEmitter } from 'node:events';
-import { extname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
-import { Cancellation, onCancel, type CancelSignal } from './cancellation';
-import { FifoDispatcher } from './fifo-dispatcher';
-import type { TaskInputCode } from '../tasks/task-input-error';
-import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from '../tasks/task-registry';
-import { createTaskRunner, preciseNow, WARM_UP_TASK } from './task-runner';
+import { QueueBoundAdmission, type AdmissionPolicy, type TaskTimes } from './admission';
+import { Cancellation, onCancel, type CancelSignal } from './cancellation';
+import { piscinaOptions } from './piscina-options';
+import { RollingPercentiles, type Percentiles } from './rolling-percentiles';
+import {
+  classifyAnswer,
+  classifyRejection,
+  type AbortReason,
+  type ClassifiedFailure,
+  type TaskOutcome,
+} from './task-failure';
+import { InlineDispatch, PiscinaDispatch, type TaskDispatch } from './task-dispatch';
+import type { TaskRequest, TaskResponse } from './task-message';
+import { preciseNow, WARM_UP_TASK } from './task-runner';
 import { threadPrioritySupported } from './thread-priority';
 import { ThreadRecycler } from './thread-recycler';
-import type { ThreadData } from './thread-entry';
-import { prepareTransfer } from './transfer';
-import { RollingPercentiles, type Percentiles } from './rolling-percentiles';
 
-/** Every way a task can end; the `outcome` label of `compute_tasks_total`. */
-export type TaskOutcome = 'success' | 'failed' | 'timeout' | 'rejected' | 'cancelled' | 'crashed';
+export type { TaskOutcome } from './task-failure';
 
 export interface RunOptions {
   /** Raw body of a binary task. Large bodies are transferred: the caller's view is detached. */
@@ -74,32 +78,13 @@ export interface PoolStats {
   readonly accepting: boolean;
 }
 
-type AbortReason = 'timeout' | 'cancelled' | 'shutdown';
-
-/** A rejection from Piscina for an aborted task; it carries no useful detail of its own. */
-const isAbortError = (error: unknown) => error instanceof Error && error.name === 'AbortError';
-
-/** A task's verdict on its input, as the coded error the client gets. */
-function inputError(response: { message: string; property?: string; code?: TaskInputCode }) {
-  switch (response.code) {
-    case 'INVALID_DOCUMENT':
-      return Errors.invalidDocument(response.message);
-    case 'DOCUMENT_ENCRYPTED':
-      return Errors.documentEncrypted(response.message);
-    case undefined:
-    case 'VALIDATION_FAILED':
-      return Errors.validationFailed(response.message, [
-        { property: response.property ?? 'body', messages: [response.message] },
-      ]);
-  }
-}
-
 /**
  * Runs tasks on a Piscina pool of worker threads, so CPU work never blocks the
- * event loop. Adds what an HTTP service needs on top of Piscina: a bounded
- * queue that rejects at once, a deadline from arrival, cancellation when the
- * client leaves, coded errors for every way a thread can fail, recycling, and
- * a drain on shutdown. With `POOL_THREADS=0` the same API runs tasks inline.
+ * event loop. Adds what a service needs on top of Piscina: admission that
+ * refuses at once (`admission.ts`), a deadline from arrival, cancellation
+ * when the caller leaves, coded errors for every way a thread can fail
+ * (`task-failure.ts`), recycling, and a drain on shutdown. Where tasks run is
+ * a `TaskDispatch`: Piscina threads, or inline with `POOL_THREADS=0`.
  */
 @Injectable()
 export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
@@ -108,30 +93,26 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly waitTimes = new RollingPercentiles();
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
+  private readonly admission: AdmissionPolicy;
   /**
    * The cancellation of each task in flight, for a shutdown past its budget:
    * a set rather than a listener per task on one shutdown signal, which would
    * cost every task more.
    */
   private readonly inFlight = new Set<Cancellation<AbortReason>>();
-  private readonly runInline = createTaskRunner(this.registry);
-  /** The queue: tasks wait here, in order, until a thread is free. */
-  private readonly dispatcher: FifoDispatcher;
   private pool: Piscina<TaskRequest, TaskResponse> | undefined;
+  private dispatch: TaskDispatch;
   private warm = false;
   private accepting = true;
   private completed = 0;
-  /** Smoothed recent times, for Retry-After, over `observed` tasks that reached a thread. */
-  private observed = 0;
-  private meanWaitMs = 0;
-  private meanRunMs = 0;
 
   constructor(
     private readonly config: AppConfig,
     private readonly registry: TaskRegistry,
   ) {
     this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
-    this.dispatcher = new FifoDispatcher(config.pool.threads);
+    this.admission = new QueueBoundAdmission(config.pool);
+    this.dispatch = new InlineDispatch(registry);
     this.events.setMaxListeners(0);
   }
 
@@ -159,7 +140,9 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         `WORKER_NICE_INCREMENT is ignored on ${process.platform}: only Linux sets a priority per thread`,
       );
     }
-    const pool = new Piscina<TaskRequest, TaskResponse>(this.piscinaOptions());
+    const pool = new Piscina<TaskRequest, TaskResponse>(
+      piscinaOptions(this.config.pool, this.recycler.balancer),
+    );
     pool.on('workerCreate', (worker: Parameters<ThreadRecycler['onWorkerCreate']>[0]) =>
       this.recycler.onWorkerCreate(worker),
     );
@@ -172,6 +155,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.logger.error(`Idle worker thread failed: ${error.message}`),
     );
     this.pool = pool;
+    this.dispatch = new PiscinaDispatch(pool, threads);
     // One no-op per thread: each is idle, so each gets one, and answers only
     // after it has loaded the task modules.
     await Promise.all(
@@ -191,9 +175,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     if (this.registry.get(name) === undefined) throw Errors.taskNotFound(name);
     const ref: TaskRef = { task: name, requestId: options.requestId };
     if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
-    if (this.pool !== undefined && this.queueSize() >= this.config.pool.maxQueue) {
-      throw this.settle(ref, 'rejected', Errors.poolSaturated(this.retryAfterSeconds()));
-    }
+    // Inline tasks have no queue to bound: each runs on the event loop at its turn.
+    const refusal =
+      this.pool === undefined ? undefined : this.admission.admit({ queueSize: this.queueSize() });
+    if (refusal !== undefined) throw this.settle(ref, 'rejected', refusal);
 
     const cancellation = new Cancellation<AbortReason>();
     const remainingMs = this.config.pool.taskTimeoutMs - (performance.now() - arrivedAt);
@@ -206,7 +191,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(cancellation);
     try {
-      const response = await this.dispatch({ task: name, input, body: options.body }, cancellation);
+      const response = await this.dispatch.run(
+        { task: name, input, body: options.body },
+        cancellation,
+      );
       const waitMs = Math.max(0, response.startedAt - submittedAt);
       const timing = { waitMs, runMs: response.runMs };
       this.observe(timing);
@@ -214,12 +202,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         this.settle(ref, 'success', undefined, timing);
         return { value: response.value, ...timing, threadId: response.threadId };
       }
-      const error =
-        response.kind === 'input' ? inputError(response) : Errors.taskFailed(response.message);
-      throw this.settle(ref, 'failed', error, timing);
+      throw this.settleFailure(ref, classifyAnswer(response), timing);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw this.settleFailure(ref, error, cancellation);
+      const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
+      throw this.settleFailure(ref, classifyRejection(error, abortedFor, this.config.pool));
     } finally {
       clearTimeout(timer);
       stopFollowing?.();
@@ -301,124 +288,31 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  /** Waiting here, and in Piscina when a thread is being replaced. */
   private queueSize(): number {
-    return this.dispatcher.queued + (this.pool?.queueSize ?? 0);
+    return this.pool === undefined ? 0 : this.dispatch.queued;
   }
 
-  private dispatch(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
-    const { pool } = this;
-    if (pool === undefined) return this.dispatchInline(request, signal);
-    return this.dispatcher.run(() => this.post(pool, request, signal), signal);
-  }
-
-  /** Hands a task to Piscina; the signal then stops it, running, by stopping its thread. */
-  private post(
-    pool: Piscina<TaskRequest, TaskResponse>,
-    request: TaskRequest,
-    signal: Cancellation,
-  ): Promise<TaskResponse> {
-    if (request.body === undefined) return pool.run(request, { signal });
-    const { bytes, transferList } = prepareTransfer(request.body);
-    return pool.run({ ...request, body: bytes }, { signal, transferList });
-  }
-
-  /** The "before" state: same contract, but the event loop does the work itself. */
-  private async dispatchInline(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
-    // A deadline can only be honoured before the work starts: nothing can stop
-    // synchronous code on the event loop. That is the point of the comparison.
-    await new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
-    if (signal.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
-    return this.runInline(request);
-  }
-
-  private settleFailure(
-    ref: TaskRef,
-    error: unknown,
-    cancellation: Cancellation<AbortReason>,
-  ): AppError {
-    if (isAbortError(error) && cancellation.aborted) {
-      const { reason } = cancellation;
-      if (reason === 'timeout') {
-        return this.settle(ref, 'timeout', Errors.taskTimeout(this.config.pool.taskTimeoutMs));
-      }
-      if (reason === 'shutdown') return this.settle(ref, 'cancelled', Errors.shuttingDown());
-      return this.settle(ref, 'cancelled', Errors.taskCancelled());
+  private settleFailure(ref: TaskRef, failure: ClassifiedFailure, timing?: TaskTimes): AppError {
+    if (failure.unexpected) {
+      this.logger.error({ reqId: ref.requestId }, `Task '${ref.task}': ${failure.error.detail}`);
     }
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      return this.settle(
-        ref,
-        'crashed',
-        Errors.workerOutOfMemory(this.config.pool.maxOldGenerationMb),
-      );
-    }
-    const detail = error instanceof Error ? error.message : String(error);
-    this.logger.error(
-      { reqId: ref.requestId },
-      `Worker thread died running '${ref.task}': ${detail}`,
-    );
-    return this.settle(ref, 'crashed', Errors.workerCrashed(detail));
+    return this.settle(ref, failure.outcome, failure.error, timing);
   }
 
   private settle(
     ref: TaskRef,
     outcome: TaskOutcome,
     error?: AppError,
-    timing?: { waitMs: number; runMs: number },
+    timing?: TaskTimes,
   ): AppError {
     const settled: TaskSettled = { ...ref, outcome, error, ...timing };
     this.events.emit('settled', settled);
     return error as AppError;
   }
 
-  private observe({ waitMs, runMs }: { waitMs: number; runMs: number }): void {
-    this.waitTimes.record(waitMs);
-    this.runTimes.record(runMs);
-    // The first measurement starts the averages, so Retry-After is right from the first task.
-    const alpha = this.observed === 0 ? 1 : 0.2;
-    this.observed += 1;
-    this.meanWaitMs += alpha * (waitMs - this.meanWaitMs);
-    this.meanRunMs += alpha * (runMs - this.meanRunMs);
-  }
-
-  /**
-   * When a slot is likely to be free: the queue ahead of a new task, worked
-   * off by every thread at the recently measured run time, or the recently
-   * measured wait if that is longer. At least 1 s, at most the task timeout.
-   */
-  private retryAfterSeconds(): number {
-    const threads = Math.max(1, this.config.pool.threads);
-    const queueMs = (this.queueSize() * this.meanRunMs) / threads;
-    const estimateMs = Math.max(queueMs, this.meanWaitMs) + this.meanRunMs;
-    const maxSeconds = Math.ceil(this.config.pool.taskTimeoutMs / 1000);
-    return Math.min(maxSeconds, Math.max(1, Math.ceil(estimateMs / 1000)));
-  }
-
-  private piscinaOptions(): ConstructorParameters<typeof Piscina>[0] {
-    const { threads, maxQueue, maxOldGenerationMb, niceIncrement, taskModules } = this.config.pool;
-    // In development and in jest this file is TypeScript, and so is the entry;
-    // the threads then compile it with tsx. Built code loads plain JavaScript.
-    const extension = extname(__filename);
-    // The threads lower their own priority once their code is loaded (thread-entry).
-    const workerData: ThreadData = { taskModules, niceIncrement };
-    return {
-      filename: resolve(__dirname, `thread-entry${extension}`),
-      execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Infinity,
-      // Tasks queue in the dispatcher; Piscina's queue only holds the few that
-      // wait for a thread being replaced, and its limit is a backstop.
-      maxQueue: Math.max(1, maxQueue),
-      concurrentTasksPerWorker: 1,
-      resourceLimits:
-        maxOldGenerationMb === undefined
-          ? undefined
-          : { maxOldGenerationSizeMb: maxOldGenerationMb },
-      loadBalancer: this.recycler.balancer,
-      workerData,
-      recordTiming: false,
-    };
+  private observe(times: TaskTimes): void {
+    this.waitTimes.record(times.waitMs);
+    this.runTimes.record(times.runMs);
+    this.admission.observe(times);
   }
 }

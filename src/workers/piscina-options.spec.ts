@@ -1,0 +1,49 @@
+import { testConfig } from '../../test/support/test-config';
+import { piscinaOptions } from './piscina-options';
+
+const balancer = () => null;
+
+describe(piscinaOptions.name, () => {
+  it('keeps a fixed number of threads, one task each, never idling them out', () => {
+    const options = piscinaOptions(testConfig({ POOL_THREADS: '3' }).pool, balancer);
+    expect(options).toMatchObject({
+      minThreads: 3,
+      maxThreads: 3,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Infinity,
+      loadBalancer: balancer,
+    });
+  });
+
+  it("bounds each thread's heap only when a limit is configured", () => {
+    const limited = testConfig({ WORKER_MAX_OLD_GENERATION_MB: '64' }).pool;
+    expect(piscinaOptions(limited, balancer).resourceLimits).toEqual({
+      maxOldGenerationSizeMb: 64,
+    });
+    const unlimited = { ...testConfig().pool, maxOldGenerationMb: undefined };
+    expect(piscinaOptions(unlimited, balancer).resourceLimits).toBeUndefined();
+  });
+
+  it("keeps Piscina's own queue as a backstop of at least one", () => {
+    const pool = { ...testConfig().pool, maxQueue: 0 };
+    expect(piscinaOptions(pool, balancer).maxQueue).toBe(1);
+  });
+
+  it('starts TypeScript threads through tsx and built ones on plain JavaScript', () => {
+    const pool = testConfig().pool;
+    const fromSource = piscinaOptions(pool, balancer, '/app/src/workers/worker-pool.service.ts');
+    expect(fromSource.filename).toMatch(/thread-entry\.ts$/);
+    expect(fromSource.execArgv).toEqual(['--require', expect.stringContaining('tsx')]);
+    const built = piscinaOptions(pool, balancer, '/app/dist/workers/worker-pool.service.js');
+    expect(built.filename).toMatch(/thread-entry\.js$/);
+    expect(built.execArgv).toBeUndefined();
+  });
+
+  it('hands the threads their task modules and nice increment', () => {
+    const pool = { ...testConfig().pool, taskModules: ['/x/tasks.js'], niceIncrement: 5 };
+    expect(piscinaOptions(pool, balancer).workerData).toEqual({
+      taskModules: ['/x/tasks.js'],
+      niceIncrement: 5,
+    });
+  });
+});
