@@ -4,7 +4,7 @@ import { notifyPrimaryReady } from './cluster/cluster-messages';
 import { runPrimary } from './cluster/primary';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
-import { createApp } from './http/create-app';
+import { createApp } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
-import { validateInput } from '../common/validation';
+import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import type { TaskDefinition } from '../tasks/task-definition';
 import { TaskRegistry } from '../tasks/task-registry';
 import { WorkerPoolService, type TaskResult } from '../workers/worker-pool.service';
@@ -44,14 +44,14 @@ export class TaskInvokerService {
     task: TaskDefinition,
     request: FastifyRequest,
   ): Promise<{ input: object; body?: Uint8Array }> {
-    const contentType = mediaType(request.headers['content-type']);
     if (task.binary !== undefined) {
-      if (contentType === undefined || !task.binary.contentTypes.includes(contentType)) {
-        throw Errors.unsupportedMediaType(contentType, task.binary.contentTypes);
-      }
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      return { input: await validateInput(task.input, request.query, 'query'), body };
+      const body = TaskInputReader.binaryBody(task, request);
+      return {
+        input: await TaskInputReader.options(task, request.query as Record<string, unknown>),
+        body,
+      };
     }
+    const contentType = mediaType(request.headers['content-type']);
     // No body at all means "all defaults", as the tutorial's clients expect.
     if (contentType !== undefined && contentType !== 'application/json') {
       throw Errors.unsupportedMediaType(contentType, ['application/json']);
@@ -62,12 +62,6 @@ export class TaskInvokerService {
         [{ property: 'query', messages: ['query parameters are not accepted for this task'] }],
       );
     }
-    return { input: await validateInput(task.input, request.body) };
+    return { input: await TaskInputReader.json(task, request.body) };
   }
-}
-
-/** `application/json; charset=utf-8` → `application/json`. */
-export function mediaType(header: string | undefined): string | undefined {
-  const type = header?.split(';')[0]?.trim().toLowerCase();
-  return type === '' ? undefined : type;
 }

@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HttpBehaviour } from '../http/route-behaviour';
 import { TaskCatalogService, type TaskCatalogEntry } from './task-catalog.service';
 import { TaskInvokerService } from './task-invoker.service';
 
@@ -19,6 +20,7 @@ export class TasksController {
   }
 
   @Post(':name')
+  @HttpBehaviour({ taskBody: { param: 'name' } })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Run one task on the worker pool',

@@ -2,10 +2,14 @@ import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/commo
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import { HttpBehaviour } from '../http/route-behaviour';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { MemoryHealthIndicator } from './memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
+
+/** Probes come every few seconds, from machines: an access-log line each would say the same thing. */
+const MACHINE_POLLED = { accessLog: false } as const;
 
 @ApiTags('health')
 @Controller('health')
@@ -26,6 +30,7 @@ export class HealthController {
    * (docs/adr/0005-light-probes-and-synchronous-hooks.md).
    */
   @Get('live')
+  @HttpBehaviour(MACHINE_POLLED)
   @HealthCheck()
   live(): HealthCheckResult {
     return { status: 'ok', info: {}, error: {}, details: {} };
@@ -33,6 +38,7 @@ export class HealthController {
 
   /** Readiness: 503 while starting, saturated, slow on the event loop, or shutting down. */
   @Get('ready')
+  @HttpBehaviour(MACHINE_POLLED)
   @HealthCheck()
   ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [
@@ -44,6 +50,7 @@ export class HealthController {
 
   /** Readiness with details: pool, event loop and memory. */
   @Get()
+  @HttpBehaviour(MACHINE_POLLED)
   @HealthCheck()
   details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Errors } from '../common/app-error';
+import { Errors, type AppError } from '../common/app-error';
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
@@ -20,17 +20,11 @@ export interface BodyParserOptions {
  *   `constructor.prototype` keys, and held to the JSON limit;
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
- * Oversized bodies with a Content-Length are refused before they are read.
+ * Oversized bodies with a Content-Length are refused before they are read
+ * (`announcedTooLarge`, an `onRequest` hook in hooks.ts).
  */
 export function registerBodyParsers(fastify: FastifyInstance, options: BodyParserOptions): void {
-  const limitFor = (request: FastifyRequest) =>
-    options.rawBodyLimit(request) ?? options.jsonLimitBytes;
-
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    const length = Number(request.headers['content-length'] ?? 0);
-    const limit = limitFor(request);
-    done(length > limit ? Errors.payloadTooLarge(limit) : undefined);
-  });
+  const limitFor = bodyLimitFor(options);
 
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
@@ -66,4 +60,19 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
       },
     );
   }
+}
+
+/** The body limit of a request: its binary task's, or the JSON limit. */
+export function bodyLimitFor(options: BodyParserOptions): (request: FastifyRequest) => number {
+  return (request) => options.rawBodyLimit(request) ?? options.jsonLimitBytes;
+}
+
+/** `onRequest`: a body announced larger than its limit is refused before it is read. */
+export function announcedTooLarge(options: BodyParserOptions) {
+  const limitFor = bodyLimitFor(options);
+  return (request: FastifyRequest): AppError | undefined => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    const limit = limitFor(request);
+    return length > limit ? Errors.payloadTooLarge(limit) : undefined;
+  };
 }

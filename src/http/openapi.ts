@@ -1,9 +1,12 @@
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { TaskCatalogService } from '../compute/task-catalog.service';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
-/** Swagger UI at `/docs`, with each task's input schema taken from its DTO. */
-export function setupOpenApi(app: NestFastifyApplication): void {
+/** Swagger UI at `/docs`, with each task's input schema (`taskSchemas`, from its DTO). */
+export function setupOpenApi(
+  app: NestFastifyApplication,
+  taskSchemas: Readonly<Record<string, SchemaObject>>,
+): void {
   const config = new DocumentBuilder()
     .setTitle('corepool')
     .setDescription(
@@ -13,10 +16,9 @@ export function setupOpenApi(app: NestFastifyApplication): void {
     .setVersion('1')
     .build();
   const document = SwaggerModule.createDocument(app, config);
-  const catalog = app.get(TaskCatalogService);
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...catalog.schemas },
+    schemas: { ...document.components?.schemas, ...taskSchemas },
   };
   SwaggerModule.setup('docs', app, document);
 }

@@ -1,31 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { profileIn, type RouteProfile } from './route-behaviour';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** `performance.now()` when the request arrived; task deadlines count from here. */
     arrivedAt: number;
-    /** Set by `routeOf` on first use; '' until then. */
-    routeTemplate: string;
+    /** Set by `routeProfileOf` on first use; null until then. */
+    routeProfile: RouteProfile | null;
   }
 }
 
-/** The route of requests no route matched: one fixed value, never the raw URL. */
-const UNMATCHED_ROUTE = 'unmatched';
-
 /**
- * The template of the route that matched (`/api/tasks/:name`), or
- * `UNMATCHED_ROUTE`. Fastify builds `request.routeOptions` anew, a dozen
- * fields, on every read; logging, metrics and body parsing each need the
- * template, so it is read once per request.
+ * The profile of the route that matched: its template and declared behaviour.
+ * Fastify builds `request.routeOptions` anew, a dozen fields, on every read;
+ * logging, metrics and body parsing each need the profile, so it is read once
+ * per request.
  */
-export function routeOf(request: FastifyRequest): string {
-  if (request.routeTemplate === '') {
-    request.routeTemplate = request.routeOptions.url ?? UNMATCHED_ROUTE;
+export function routeProfileOf(request: FastifyRequest): RouteProfile {
+  if (request.routeProfile === null) {
+    const { config, url } = request.routeOptions;
+    request.routeProfile = profileIn(config as unknown as Record<string, unknown> | undefined, url);
   }
-  return request.routeTemplate;
+  return request.routeProfile;
+}
+
+/** The template of the route that matched (`/api/tasks/:name`), or `unmatched`. */
+export function routeOf(request: FastifyRequest): string {
+  return routeProfileOf(request).template;
 }
 
 /** An incoming id is honoured only if it is short and plain, so it is safe in logs and headers. */
@@ -41,16 +45,11 @@ export function requestId(raw: IncomingMessage): string {
 }
 
 /**
- * Stamps arrival time and echoes the request id on every response. Every
- * request runs this hook, so it is synchronous: an async hook costs a promise
- * and a trip through the microtask queue per request.
+ * `onRequest`: stamps arrival time and echoes the request id on every
+ * response. Every request runs this hook, so it is synchronous: an async hook
+ * costs a promise and a trip through the microtask queue per request.
  */
-export function registerRequestContext(fastify: FastifyInstance): void {
-  fastify.decorateRequest('arrivedAt', 0);
-  fastify.decorateRequest('routeTemplate', '');
-  fastify.addHook('onRequest', (request, reply, done) => {
-    request.arrivedAt = performance.now();
-    void reply.header('x-request-id', request.id);
-    done();
-  });
+export function stampRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.arrivedAt = performance.now();
+  void reply.header('x-request-id', request.id);
 }

@@ -3,8 +3,9 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
-import { mediaType } from '../compute/task-invoker.service';
 import { AppConfig } from '../config/app-config';
+import { HttpBehaviour } from '../http/route-behaviour';
+import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import { TaskRegistry } from '../tasks/task-registry';
 import { ListJobsQueryDto } from './dto/list-jobs-query.dto';
 import { SubmitJobDto } from './dto/submit-job.dto';
@@ -25,6 +26,8 @@ export class JobsController {
   ) {}
 
   @Post()
+  // Binary tasks: the raw body is the input of the task named by `?task=`.
+  @HttpBehaviour({ taskBody: { query: 'task' } })
   @HttpCode(202)
   @ApiOperation({
     summary: 'Submit a job: 202 with its id and a Location to poll',
@@ -86,13 +89,7 @@ export class JobsController {
           { property: 'query.task', messages: ['?task= is only for binary tasks'] },
         ]);
       }
-      if (contentType === undefined || !task.binary.contentTypes.includes(contentType)) {
-        throw Errors.unsupportedMediaType(contentType, task.binary.contentTypes);
-      }
-      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      if (body.length > this.config.jobs.maxBodyBytes) {
-        throw Errors.payloadTooLarge(this.config.jobs.maxBodyBytes);
-      }
+      const body = TaskInputReader.binaryBody(task, request, this.config.jobs.maxBodyBytes);
       const options = Object.fromEntries(
         Object.entries(query).filter(([name]) => !JOB_PARAMS.has(name)),
       );
@@ -101,7 +98,7 @@ export class JobsController {
           { property: 'query.encrypt', messages: ['encrypt must be true or false'] },
         ]);
       }
-      const input = await validateInput(task.input, options, 'query');
+      const input = await TaskInputReader.options(task, options);
       return this.withEncryption({
         task: task.name,
         input,
@@ -121,7 +118,7 @@ export class JobsController {
         [{ property: 'task', messages: ['binary tasks take a raw body and ?task='] }],
       );
     }
-    const input = await validateInput(task.input, submission.input ?? {});
+    const input = await TaskInputReader.json(task, submission.input ?? {});
     return this.withEncryption({ task: task.name, input, encrypt: submission.encrypt === true });
   }
 

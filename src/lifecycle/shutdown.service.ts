@@ -1,11 +1,8 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import type { FastifyInstance } from 'fastify';
-import { Errors } from '../common/app-error';
-import { sendProblem } from '../http/problem-details.filter';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
@@ -45,26 +42,25 @@ export class ShutdownService {
     return this.current;
   }
 
+  /** The server whose listener the drain closes and whose connections it cuts last. */
+  bind(server: Server): void {
+    this.server = server;
+  }
+
   /**
-   * Hooks into Fastify (before the app is initialised): counts requests and,
-   * while draining, refuses requests on already-used connections with 503
-   * SHUTTING_DOWN and asks every client to close its connection.
+   * Counts a request in; false when it must be refused with SHUTTING_DOWN:
+   * while draining, requests on already-used connections are refused, while
+   * the first request of a connection accepted just before the listener
+   * closed is still served.
    */
-  attach(fastify: FastifyInstance): void {
-    this.server = fastify.server;
-    // Synchronous hooks: they run for every request (see registerRequestContext).
-    fastify.addHook('onRequest', (request, reply, done) => {
-      const first = this.connections.begin(request.raw, reply.raw);
-      if (this.current === 'serving' || this.current === 'stopping' || first) return done();
-      // A hook that answers does not call done(): the reply ends the request here.
-      void sendProblem(reply, Errors.shuttingDown(), request.url);
-    });
-    fastify.addHook('onSend', (_request, reply, payload, done) => {
-      if (this.current === 'draining' || this.current === 'closed') {
-        void reply.header('connection', 'close');
-      }
-      done(null, payload);
-    });
+  admits(request: IncomingMessage, response: ServerResponse): boolean {
+    const first = this.connections.begin(request, response);
+    return this.current === 'serving' || this.current === 'stopping' || first;
+  }
+
+  /** While draining, every response asks its client to close the connection. */
+  get closingConnections(): boolean {
+    return this.current === 'draining' || this.current === 'closed';
   }
 
   /** Runs the shutdown once (later calls get the same result); resolves with the exit code. */

@@ -1,16 +1,4 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
-import { routeOf } from '../http/request-context';
-
-/**
- * Route templates that get no access log: probes and scrapes come every few
- * seconds, from machines, and each line would say the same thing.
- */
-const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([
-  '/health',
-  '/health/live',
-  '/health/ready',
-  '/metrics',
-]);
 
 /**
  * Fastify's request logging, as one line per request: when it is answered,
@@ -21,10 +9,13 @@ const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([
  * host and remote address, never headers: credentials stay out of the logs.
  */
 export class AccessLog extends LogController {
-  constructor() {
-    super({
-      disableRequestLogging: (request: FastifyRequest) => UNLOGGED_ROUTES.has(routeOf(request)),
-    });
+  /**
+   * `unlogged`: requests that get no line. Routes declare it
+   * (`@HttpBehaviour({ accessLog: false })`): probes and scrapes come every
+   * few seconds, from machines, and each line would say the same thing.
+   */
+  constructor(unlogged: (request: FastifyRequest) => boolean) {
+    super({ disableRequestLogging: unlogged });
   }
 
   override incomingRequest(request: FastifyRequest): void {

@@ -1,22 +1,29 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Injectable } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
-import { problemCodeOf } from '../http/problem-details.filter';
-import { routeOf } from '../http/request-context';
 import { freshMetric } from './metric-registry';
 
 const HTTP_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
 ];
 
+/** One answered request, as the HTTP edge reports it. */
+export interface ResponseSample {
+  readonly method: string;
+  /** The route template (`/api/tasks/:name`), so task names and ids never multiply the series. */
+  readonly route: string;
+  readonly statusCode: number;
+  readonly seconds: number;
+  /** The problem code of an error response, if it was a problem. */
+  readonly code: string | undefined;
+}
+
 /**
  * Times every HTTP response by method, route template and status, and counts
- * error responses by their problem `code`. Fastify hooks, added before the
- * server starts: Fastify builds each route's hook chain when it becomes ready.
+ * error responses by their problem `code`. The edge's `onResponse` hook
+ * (src/http/hooks.ts) reports each response here.
  */
 @Injectable()
-export class HttpMetricsService implements OnModuleInit {
+export class HttpMetricsService {
   private readonly duration = freshMetric(
     'http_request_duration_seconds',
     () =>
@@ -36,27 +43,13 @@ export class HttpMetricsService implements OnModuleInit {
         labelNames: ['method', 'route', 'status_code', 'code'],
       }),
   );
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
-
-  onModuleInit(): void {
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    // Synchronous: it runs for every request (see registerRequestContext).
-    fastify.addHook('onResponse', (request, reply, done) => {
-      this.record(request, reply);
-      done();
-    });
-  }
-
-  private record(request: FastifyRequest, reply: FastifyReply): void {
+  record(sample: ResponseSample): void {
     const labels = {
-      method: request.method,
-      // The template (`/api/tasks/:name`), so task names and ids never multiply the series.
-      route: routeOf(request),
-      status_code: String(reply.statusCode),
+      method: sample.method,
+      route: sample.route,
+      status_code: String(sample.statusCode),
     };
-    this.duration.observe(labels, reply.elapsedTime / 1000);
-    if (reply.statusCode >= 400) {
-      this.errors.inc({ ...labels, code: problemCodeOf(reply) ?? 'none' });
-    }
+    this.duration.observe(labels, sample.seconds);
+    if (sample.statusCode >= 400) this.errors.inc({ ...labels, code: sample.code ?? 'none' });
   }
 }

@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { FastifyReply } from 'fastify';
 import { register } from 'prom-client';
+import { HttpBehaviour } from '../http/route-behaviour';
 import { ClusterScrapeService } from './cluster-scrape.service';
 
 /** `GET /metrics`: the whole cluster in one scrape. */
@@ -14,6 +15,8 @@ export class MetricsController extends PrometheusController {
   }
 
   @Get()
+  // Scrapes come every few seconds, from Prometheus: no access-log line each.
+  @HttpBehaviour({ accessLog: false })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const text = await this.cluster.scrape();

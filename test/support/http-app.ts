@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../src/http/create-app';
+import { createApp } from '../../src/create-app';
 import { testConfig } from './test-config';
 
 export interface RunningApp {

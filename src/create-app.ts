@@ -2,19 +2,21 @@ import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { AppModule } from '../app.module';
-import { ProblemDetailsFilter } from './problem-details.filter';
-import { VALIDATOR_OPTIONS, validationError } from '../common/validation';
-import type { AppConfig } from '../config/app-config';
-import { ShutdownService } from '../lifecycle/shutdown.service';
-import { AccessLog } from '../logging/access-log';
-import { createRootLogger } from '../logging/root-logger';
-import { TaskRegistry } from '../tasks/task-registry';
-import { registerBodyParsers } from './body-parsers';
-import { clientErrorHandler, frameworkErrorHandler } from './framework-errors';
-import { setupOpenApi } from './openapi';
-import { rawBodyTask } from './raw-body-routes';
-import { registerRequestContext, requestId } from './request-context';
+import { AppModule } from './app.module';
+import { TaskCatalogService } from './compute/task-catalog.service';
+import { VALIDATOR_OPTIONS, validationError } from './common/validation';
+import type { AppConfig } from './config/app-config';
+import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
+import { registerHooks } from './http/hooks';
+import { setupOpenApi } from './http/openapi';
+import { ProblemDetailsFilter } from './http/problem-details.filter';
+import { rawBodyTask } from './http/raw-body-routes';
+import { requestId, routeProfileOf } from './http/request-context';
+import { ShutdownService } from './lifecycle/shutdown.service';
+import { AccessLog } from './logging/access-log';
+import { createRootLogger } from './logging/root-logger';
+import { HttpMetricsService } from './metrics/http-metrics.service';
+import { TaskRegistry } from './tasks/task-registry';
 
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
@@ -34,7 +36,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     genReqId: requestId,
     // One pino logger for the process; Fastify gives each request a child with its `reqId`.
     loggerInstance: logger,
-    logController: new AccessLog(),
+    logController: new AccessLog((request) => !routeProfileOf(request).accessLog),
     // Connection-level limits (slowloris, silent sockets, idle keep-alive); see docs/reliability.md.
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
@@ -69,20 +71,25 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
 
   const fastify = app.getHttpAdapter().getInstance();
   const registry = app.get(TaskRegistry);
-  registerRequestContext(fastify);
-  app.get(ShutdownService).attach(fastify);
-  registerBodyParsers(fastify, {
-    jsonLimitBytes: config.http.bodyLimitBytes,
-    binaryLimitBytes: config.http.binaryBodyLimitBytes,
-    rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
-    rawBodyLimit: (request) => {
-      const task = rawBodyTask(request, registry);
-      if (task === undefined) return undefined;
-      const taskLimit = task.binary?.maxBodyBytes ?? Infinity;
-      return Math.min(taskLimit, config.http.binaryBodyLimitBytes);
+  const shutdown = app.get(ShutdownService);
+  shutdown.bind(fastify.server);
+  // Before init: Nest adds the routes during init, and onRoute must see them.
+  registerHooks(fastify, {
+    drain: shutdown,
+    responses: app.get(HttpMetricsService),
+    bodies: {
+      jsonLimitBytes: config.http.bodyLimitBytes,
+      binaryLimitBytes: config.http.binaryBodyLimitBytes,
+      rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
+      rawBodyLimit: (request) => {
+        const task = rawBodyTask(request, registry);
+        if (task === undefined) return undefined;
+        const taskLimit = task.binary?.maxBodyBytes ?? Infinity;
+        return Math.min(taskLimit, config.http.binaryBodyLimitBytes);
+      },
     },
   });
-  setupOpenApi(app);
+  setupOpenApi(app, app.get(TaskCatalogService).schemas);
   await app.init();
   return app;
 }

@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../common/app-error';
+import { announcedTooLarge, registerBodyParsers, type BodyParserOptions } from './body-parsers';
+import { problemCodeOf, sendProblem } from './problem-details.filter';
+import { routeOf, stampRequest } from './request-context';
+import { compileRouteProfile } from './route-behaviour';
+
+/** The drain's say over each request (ShutdownService). */
+export interface DrainGate {
+  /** Counts the request in; false when it must be refused with SHUTTING_DOWN. */
+  admits(request: IncomingMessage, response: ServerResponse): boolean;
+  /** True while draining: responses ask clients to close their connection. */
+  readonly closingConnections: boolean;
+}
+
+/** Where each answered request is reported (HttpMetricsService). */
+export interface ResponseRecorder {
+  record(sample: {
+    method: string;
+    route: string;
+    statusCode: number;
+    seconds: number;
+    code: string | undefined;
+  }): void;
+}
+
+export interface HookParticipants {
+  readonly drain: DrainGate;
+  readonly responses: ResponseRecorder;
+  readonly bodies: BodyParserOptions;
+}
+
+/**
+ * Every Fastify hook of the service, in one place and in the order they run
+ * (Fastify runs hooks of one kind in the order they were added). Register
+ * before the app is initialised, so `onRoute` sees every route:
+ *
+ * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
+ * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
+ * 3. `onRequest`: the drain counts the request; on a used connection while
+ *    draining it is refused with 503 SHUTTING_DOWN.
+ * 4. `onRequest`: a body announced larger than its route's limit: 413 before it is read.
+ * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
+ * 6. `onSend`: while draining, every response carries `Connection: close`.
+ * 7. `onResponse`: duration and error metrics by route template and problem code.
+ *
+ * The access log is Fastify's `logController` (logging/access-log.ts), which
+ * reads the route's `accessLog` declaration; errors become problem+json in
+ * the exception filter and Fastify's framework/client error handlers.
+ *
+ * Hooks that run for every request are synchronous: an async hook costs a
+ * promise and a trip through the microtask queue per request.
+ */
+export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
+  const { drain, responses, bodies } = participants;
+  fastify.decorateRequest('arrivedAt', 0);
+  fastify.decorateRequest('routeProfile', null);
+
+  fastify.addHook('onRoute', compileRouteProfile);
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    stampRequest(request, reply);
+    done();
+  });
+
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (drain.admits(request.raw, reply.raw)) return done();
+    // A hook that answers does not call done(): the reply ends the request here.
+    void sendProblem(reply, Errors.shuttingDown(), request.url);
+  });
+
+  const tooLarge = announcedTooLarge(bodies);
+  fastify.addHook('onRequest', (request, _reply, done) => done(tooLarge(request)));
+
+  registerBodyParsers(fastify, bodies);
+
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (drain.closingConnections) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  fastify.addHook('onResponse', (request, reply, done) => {
+    responses.record({
+      method: request.method,
+      route: routeOf(request),
+      statusCode: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+      code: problemCodeOf(reply),
+    });
+    done();
+  });
+}

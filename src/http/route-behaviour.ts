@@ -1,0 +1,80 @@
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { FastifyRequest, RouteOptions } from 'fastify';
+
+/** Where a route finds the name of the task whose input its body is. */
+export type TaskNameSource = { readonly param: string } | { readonly query: string };
+
+/**
+ * What a route declares about its own HTTP handling, next to its handler,
+ * instead of other code matching its URL.
+ */
+export interface RouteBehaviour {
+  /**
+   * The body is the input of the task named here. A binary task's body stays
+   * raw bytes, within BINARY_BODY_LIMIT_BYTES or the task's own tighter limit;
+   * any other body is JSON within BODY_LIMIT_BYTES.
+   */
+  readonly taskBody?: TaskNameSource;
+  /**
+   * False for routes machines call every few seconds (probes, scrapes): each
+   * access-log line would say the same thing. Default true.
+   */
+  readonly accessLog?: boolean;
+}
+
+/** A route's behaviour, compiled once when the route is registered. */
+export interface RouteProfile {
+  /** The route's template (`/api/tasks/:name`), or `unmatched`: never the raw URL. */
+  readonly template: string;
+  readonly accessLog: boolean;
+  /** The task whose input this request's body is, by name, if the route takes one. */
+  readonly taskName: (request: FastifyRequest) => string | undefined;
+}
+
+/** Where the behaviour travels in Fastify's per-route `config`. */
+const BEHAVIOUR = 'corepool:behaviour';
+const PROFILE = 'corepool:profile';
+
+/** The route of requests no route matched: one fixed value, never the raw URL. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const noTask = () => undefined;
+
+/** Declares a route's HTTP behaviour (Fastify route `config`, read when the route is added). */
+export const HttpBehaviour = (behaviour: RouteBehaviour) => RouteConfig({ [BEHAVIOUR]: behaviour });
+
+/**
+ * Fastify's `onRoute` hook: compiles each route's declared behaviour into its
+ * profile once, so a request only looks it up.
+ */
+export function compileRouteProfile(route: RouteOptions): void {
+  const config = (route.config ?? {}) as Record<string, unknown>;
+  const behaviour = (config[BEHAVIOUR] ?? {}) as RouteBehaviour;
+  const profile: RouteProfile = {
+    template: route.url,
+    accessLog: behaviour.accessLog ?? true,
+    taskName: taskNameReader(behaviour.taskBody),
+  };
+  route.config = { ...config, [PROFILE]: profile };
+}
+
+/** The profile stored in a route's config; a default one for unmatched requests. */
+export function profileIn(
+  config: Readonly<Record<string, unknown>> | undefined,
+  url: string | undefined,
+): RouteProfile {
+  const profile = config?.[PROFILE] as RouteProfile | undefined;
+  return profile ?? { template: url ?? UNMATCHED_ROUTE, accessLog: true, taskName: noTask };
+}
+
+function taskNameReader(source: TaskNameSource | undefined): RouteProfile['taskName'] {
+  if (source === undefined) return noTask;
+  if ('param' in source) {
+    const { param } = source;
+    return (request) => stringOrUndefined((request.params as Record<string, unknown>)[param]);
+  }
+  const { query } = source;
+  return (request) => stringOrUndefined((request.query as Record<string, unknown>)[query]);
+}
+
+const stringOrUndefined = (value: unknown) => (typeof value === 'string' ? value : undefined);

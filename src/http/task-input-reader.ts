@@ -1,0 +1,42 @@
+import type { FastifyRequest } from 'fastify';
+import { Errors } from '../common/app-error';
+import { validateInput } from '../common/validation';
+import type { TaskDefinition } from '../tasks/task-definition';
+
+/**
+ * The one reader of task input from a request, shared by `POST /api/tasks/:name`,
+ * `POST /api/compute` and `POST /api/jobs`, so a job is checked exactly as a
+ * synchronous call is, before it is queued.
+ */
+export const TaskInputReader = {
+  /**
+   * A binary task's raw body: its content type must be one the task accepts,
+   * and it must fit `maxBodyBytes` when the route has a tighter bound.
+   */
+  binaryBody(task: TaskDefinition, request: FastifyRequest, maxBodyBytes = Infinity): Buffer {
+    const accepted = task.binary?.contentTypes ?? [];
+    const contentType = mediaType(request.headers['content-type']);
+    if (contentType === undefined || !accepted.includes(contentType)) {
+      throw Errors.unsupportedMediaType(contentType, accepted);
+    }
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    if (body.length > maxBodyBytes) throw Errors.payloadTooLarge(maxBodyBytes);
+    return body;
+  },
+
+  /** A binary task's options, from the query string (minus what belongs to the route). */
+  options(task: TaskDefinition, query: Readonly<Record<string, unknown>>): Promise<object> {
+    return validateInput(task.input, query, 'query');
+  },
+
+  /** A JSON task's input: the body, or a job's `input`, validated against the task's input. */
+  json(task: TaskDefinition, value: unknown): Promise<object> {
+    return validateInput(task.input, value);
+  },
+};
+
+/** `application/json; charset=utf-8` → `application/json`. */
+export function mediaType(header: string | undefined): string | undefined {
+  const type = header?.split(';')[0]?.trim().toLowerCase();
+  return type === '' ? undefined : type;
+}
