@@ -13,7 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../test/support/free-port';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -257,15 +257,6 @@ export function describeSoak(report: SoakReport): string {
     `p99 ${report.p99Ms.toFixed(1)} ms; rss MB start ${rss[0]}, end ${rss.at(-1)}, ` +
     `max ${Math.max(...rss)}`
   );
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 async function startBuiltService(): Promise<{ url: string; child: ChildProcess }> {

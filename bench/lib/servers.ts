@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { freePort } from '../../test/support/free-port';
 
 export const ROOT = resolve(__dirname, '..', '..');
 const MAIN = resolve(ROOT, 'dist', 'main.js');
@@ -205,15 +205,4 @@ export function sumRssKiB(pid: number): number {
     }
   }
   return total;
-}
-
-/** A free TCP port on loopback (released just before the server takes it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }

@@ -1,13 +1,9 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ComputeOutput } from '../tasks/compute.task';
 import { TaskInvokerService } from './task-invoker.service';
 import type { ComputeResponseDto } from './dto/compute-response.dto';
-
-interface ComputeOutput {
-  computedValue: number;
-  processedPayloadLength: number;
-}
 
 /**
  * `POST /api/compute`, wire-compatible with the widely copied worker-threads

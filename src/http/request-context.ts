@@ -20,10 +20,11 @@ declare module 'fastify' {
  * per request.
  */
 export function routeProfileOf(request: FastifyRequest): RouteProfile {
-  if (request.routeProfile === null) {
-    const { config, url } = request.routeOptions;
-    request.routeProfile = profileIn(config as unknown as Record<string, unknown> | undefined, url);
-  }
+  // `??=`: a request Fastify refuses before routing (a bad URL) has no decorations yet.
+  request.routeProfile ??= profileIn(
+    request.routeOptions.config as unknown as Record<string, unknown> | undefined,
+    request.routeOptions.url,
+  );
   return request.routeProfile;
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ThrottledWarning } from '../common/throttled-warning';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { InjectQueue } from '@nestjs/bullmq';
 import type { Job, JobType, Queue } from 'bullmq';
@@ -45,7 +46,7 @@ const TYPES_BY_STATUS: Record<JobStatus, JobType[]> = {
 export class BullJobStore extends JobStore implements OnModuleDestroy {
   private readonly logger = new Logger(BullJobStore.name);
   private readonly untrack: () => void;
-  private lastErrorLog = 0;
+  private readonly redisWarning = new ThrottledWarning(this.logger);
 
   constructor(
     @InjectQueue(JOBS_QUEUE) private readonly queue: Queue<BullJobData, JobResult>,
@@ -223,9 +224,7 @@ export class BullJobStore extends JobStore implements OnModuleDestroy {
   }
 
   private logError(error: Error): void {
-    if (Date.now() - this.lastErrorLog < 10_000) return;
-    this.lastErrorLog = Date.now();
-    this.logger.warn(`Redis: ${error.message}`);
+    this.redisWarning.warn(`Redis: ${error.message}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type Type } from '@nes
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Errors } from '../common/app-error';
+import { ThrottledWarning } from '../common/throttled-warning';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
 import { JOBS_QUEUE, type BullJobData } from './bull-jobs.constants';
@@ -23,7 +24,7 @@ import { redisOptions } from './redis-options';
 @Injectable()
 export class BullJobProcessor extends WorkerHost implements OnApplicationBootstrap {
   private readonly logger = new Logger('BullJobProcessor');
-  private lastErrorLog = 0;
+  private readonly workerWarning = new ThrottledWarning(this.logger);
 
   constructor(
     private readonly executor: JobExecutor,
@@ -72,9 +73,7 @@ export class BullJobProcessor extends WorkerHost implements OnApplicationBootstr
 
   @OnWorkerEvent('error')
   onError(error: Error): void {
-    if (Date.now() - this.lastErrorLog < 10_000) return;
-    this.lastErrorLog = Date.now();
-    this.logger.warn(`BullMQ worker: ${error.message}`);
+    this.workerWarning.warn(`BullMQ worker: ${error.message}`);
   }
 }
 

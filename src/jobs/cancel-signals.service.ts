@@ -1,3 +1,4 @@
+import { ThrottledWarning } from '../common/throttled-warning';
 import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config';
@@ -17,7 +18,7 @@ export class CancelSignals implements OnModuleInit, OnModuleDestroy {
   private readonly prefix: string;
   private readonly commands: Redis;
   private readonly subscriber: Redis;
-  private lastErrorLog = 0;
+  private readonly redisWarning = new ThrottledWarning(this.logger);
 
   constructor(private readonly config: AppConfig) {
     const url = config.jobs.redisUrl as string;
@@ -82,9 +83,6 @@ export class CancelSignals implements OnModuleInit, OnModuleDestroy {
   }
 
   private logError(error: Error): void {
-    // ioredis reports every failed reconnect; one line per 10 s says enough.
-    if (Date.now() - this.lastErrorLog < 10_000) return;
-    this.lastErrorLog = Date.now();
-    this.logger.warn(`Redis: ${error.message}`);
+    this.redisWarning.warn(`Redis: ${error.message}`);
   }
 }

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { freePort } from './free-port';
 import { FAULT_TASKS } from './test-config';
+
+export { freePort };
 
 const MAIN = resolve(__dirname, '../../dist/main.js');
 
@@ -17,17 +18,6 @@ export interface ServiceProcess {
   /** Resolves with the first printed line that matches. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   stop(): Promise<void>;
-}
-
-/** A free TCP port on loopback (released just before the service takes it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /**
