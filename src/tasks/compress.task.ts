@@ -18,8 +18,8 @@ const MIB = 1024 * 1024;
 // The body limit (64 MiB) alone does not bound the time: on input crafted for it (random bytes
 // over a 2- to 32-letter alphabet keep the match finders' chains full), zlib level 9 needs ~3 s
 // per MiB (~200 s for 64 MiB) and Brotli 11 ~3.5 s per MiB. So each slow level caps the body it
-// accepts. Worst time measured at the cap over such inputs, on one core of the reference machine
-// (2-vCPU AMD EPYC, Node 20); runs varied by up to ±40 %, hence caps that aim at ~5 s. Levels not
+// accepts. Worst time at the cap over such inputs on one core; runs varied by up to ±40 %,
+// hence caps that aim at ~5 s, the same worst case as the other tasks. Levels not
 // listed take the whole server body limit: gzip 1–5 worst ~4.8 s, Brotli 0–4 worst ~2.6 s.
 const ZLIB_MAX_BODY_BYTES: Readonly<Record<number, number>> = {
   6: 24 * MIB, // 5.3 s

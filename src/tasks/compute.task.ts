@@ -1,8 +1,8 @@
 import { IsInt, Max, Min } from 'class-validator';
 import { defineTask } from './task-definition';
 
-// Math.sin of large arguments dominates (~0.13 µs per iteration). Both bounds at once, on one
-// core of the reference machine (2-vCPU AMD EPYC, Node 20): 6.5–6.9 s, ~260 MB RSS.
+// Math.sin of large arguments dominates (~0.13 µs per iteration). Both bounds at once keep one
+// request to seconds of one core (6.5–6.9 s measured) and ~260 MB RSS.
 const MAX_ITERATIONS = 50_000_000;
 // 10M elements alone: 0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
 const MAX_PAYLOAD_SIZE = 10_000_000;

@@ -2,8 +2,8 @@ import { IsInt, Max, Min } from 'class-validator';
 import { defineTask } from './task-definition';
 
 // 1,000,000! has 5,565,709 digits: ~1.8 s for the product tree plus ~3–4.7 s for the decimal
-// conversion (which digitCount needs): 4.6–6.5 s across runs on one core of the reference
-// machine (2-vCPU AMD EPYC, Node 20). 2,000,000! took 14.7 s.
+// conversion (which digitCount needs): 4.6–6.5 s on one core, the same worst case as the other
+// tasks; 2,000,000! took 14.7 s.
 const MAX_N = 1_000_000;
 // Keeps the response small; digitCount still reports the full length.
 const MAX_DIGITS = 10_000;

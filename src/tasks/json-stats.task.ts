@@ -6,8 +6,8 @@ import { defineTask } from './task-definition';
 // nested arrays 27 s; 9.6M distinct 4-letter strings 40 s (V8 internalizes short strings);
 // 4M objects with one distinct key each 12 s (each new key order is a new hidden class). So a
 // scan of the raw bytes enforces the bounds below before JSON.parse runs. Worst cases measured
-// within them at 64 MiB, CPU time on one core of the reference machine (2-vCPU AMD EPYC, Node 20,
-// --single-threaded-gc), scan included: records of 20,000 keys 5.7 s; 1M objects, rest doubles
+// within them at 64 MiB, CPU time on one core (--single-threaded-gc), scan included, so the
+// bounds keep the worst case near the others': records of 20,000 keys 5.7 s; 1M objects, rest doubles
 // 5.3 s; 250k distinct short strings, rest doubles 4.6 s; 16M doubles alone 3.9 s (the floor any
 // 64 MiB body can reach); ordinary records (900k) 2.5 s. Peak RSS ~1.1 GB.
 const MAX_DEPTH = 64;

@@ -11,8 +11,8 @@ import {
 import { defineTask } from './task-definition';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
-// so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core of the
-// reference machine (2-vCPU AMD EPYC, Node 20); 1500³ took 7.6–11 s. Given matrices are also
+// so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core, within
+// the ~5 s worst case the tasks share; 1500³ took 7.6–11 s. Given matrices are also
 // bounded by the JSON body limit (1 MiB by default, ~50k numbers).
 const MAX_DIMENSION = 1_000;
 // Returning the product as JSON costs ~20 bytes per entry; 250,000 entries is ~5 MB.
