@@ -1,40 +1,45 @@
-import { Counter, Gauge, Histogram, register, type Aggregator } from 'prom-client';
+import { Counter, Gauge, Histogram, type Aggregator } from 'prom-client';
+import { freshMetric } from '../metrics/metric-registry';
 import type { JobStatus } from './job.types';
 
 /** Final outcomes of a job: the `outcome` label of `compute_jobs_total`. */
 export type JobOutcome = 'succeeded' | 'failed' | 'cancelled';
 
-const get = <T>(name: string) => register.getSingleMetric(name) as T | undefined;
-
 /**
  * Job metrics on prom-client's default registry (served at /metrics). Counted
  * where a job ends: with BullMQ, in the process whose pool ran it, so the sum
- * over replicas counts each job once. Created once per process: Nest may
- * build the module again (tests), and a registry refuses a name twice.
+ * over replicas counts each job once. Registered like every other metric
+ * (`freshMetric`); this module is evaluated once per process.
  */
 export const jobMetrics = {
-  total:
-    get<Counter<'task' | 'outcome'>>('compute_jobs_total') ??
-    new Counter({
-      name: 'compute_jobs_total',
-      help: 'Jobs finished, by task and outcome (succeeded, failed, cancelled)',
-      labelNames: ['task', 'outcome'] as const,
-    }),
-  duration:
-    get<Histogram<'task'>>('compute_job_duration_seconds') ??
-    new Histogram({
-      name: 'compute_job_duration_seconds',
-      help: 'Time from submission to the end of a job (queue, retries and run)',
-      labelNames: ['task'] as const,
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
-    }),
-  queueDepth:
-    get<Gauge<'state'>>('compute_jobs_queue_depth') ??
-    new Gauge({
-      name: 'compute_jobs_queue_depth',
-      help: 'Jobs by state (queued, running, succeeded, failed, cancelled) in the job store',
-      labelNames: ['state'] as const,
-    }),
+  total: freshMetric(
+    'compute_jobs_total',
+    () =>
+      new Counter({
+        name: 'compute_jobs_total',
+        help: 'Jobs finished, by task and outcome (succeeded, failed, cancelled)',
+        labelNames: ['task', 'outcome'] as const,
+      }),
+  ),
+  duration: freshMetric(
+    'compute_job_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'compute_job_duration_seconds',
+        help: 'Time from submission to the end of a job (queue, retries and run)',
+        labelNames: ['task'] as const,
+        buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
+      }),
+  ),
+  queueDepth: freshMetric(
+    'compute_jobs_queue_depth',
+    () =>
+      new Gauge({
+        name: 'compute_jobs_queue_depth',
+        help: 'Jobs by state (queued, running, succeeded, failed, cancelled) in the job store',
+        labelNames: ['state'] as const,
+      }),
+  ),
 };
 
 /** Counts a finished job and observes its time from submission. */

@@ -1,6 +1,6 @@
-import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { IdleWaiter } from '../common/idle-waiter';
 
 interface SocketState {
   /** Requests this connection has carried, the current one included. */
@@ -17,7 +17,7 @@ interface SocketState {
  */
 export class ConnectionTracker {
   private readonly sockets = new Map<Socket, SocketState>();
-  private readonly events = new EventEmitter();
+  private readonly idle = new IdleWaiter();
   private active = 0;
 
   get inFlight(): number {
@@ -43,7 +43,7 @@ export class ConnectionTracker {
     response.once('close', () => {
       done.active -= 1;
       this.active -= 1;
-      if (this.active === 0) this.events.emit('idle');
+      if (this.active === 0) this.idle.idle();
     });
     return first;
   }
@@ -57,20 +57,6 @@ export class ConnectionTracker {
 
   /** Resolves true once no request is in flight, or false when `timeoutMs` passes first. */
   whenIdle(timeoutMs: number): Promise<boolean> {
-    if (this.active === 0) return Promise.resolve(true);
-    return new Promise<boolean>((done) => {
-      const timer = setTimeout(
-        () => {
-          this.events.off('idle', onIdle);
-          done(false);
-        },
-        Math.max(0, timeoutMs),
-      );
-      const onIdle = () => {
-        clearTimeout(timer);
-        done(true);
-      };
-      this.events.once('idle', onIdle);
-    });
+    return this.idle.wait(this.active === 0, timeoutMs);
   }
 }

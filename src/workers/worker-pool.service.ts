@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
+import { IdleWaiter } from '../common/idle-waiter';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
 import { QueueBoundAdmission, type AdmissionPolicy, type TaskTimes } from './admission';
@@ -90,6 +91,7 @@ export interface PoolStats {
 export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerPoolService.name);
   private readonly events = new EventEmitter();
+  private readonly idle = new IdleWaiter();
   private readonly waitTimes = new RollingPercentiles();
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
@@ -213,7 +215,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.inFlight.delete(cancellation);
       this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
-      if (this.inFlight.size === 0) this.events.emit('idle');
+      if (this.inFlight.size === 0) this.idle.idle();
     }
   }
 
@@ -260,7 +262,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async close(budgetMs: number): Promise<boolean> {
     this.stopAccepting();
-    const drained = await this.waitIdle(budgetMs);
+    const drained = await this.idle.wait(this.inFlight.size === 0, budgetMs);
     if (!drained) {
       this.logger.warn(
         `${this.inFlight.size} tasks still running after ${budgetMs} ms; cancelling them`,
@@ -271,21 +273,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     this.pool = undefined;
     await pool?.destroy();
     return drained;
-  }
-
-  private async waitIdle(budgetMs: number): Promise<boolean> {
-    if (this.inFlight.size === 0) return true;
-    return new Promise<boolean>((resolveIdle) => {
-      const timer = setTimeout(() => {
-        this.events.off('idle', onIdle);
-        resolveIdle(false);
-      }, budgetMs);
-      const onIdle = () => {
-        clearTimeout(timer);
-        resolveIdle(true);
-      };
-      this.events.once('idle', onIdle);
-    });
   }
 
   private queueSize(): number {
