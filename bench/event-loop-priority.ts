@@ -9,33 +9,17 @@
  *
  *   npm run build && npx tsx bench/event-loop-priority.ts
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { launchProcess, type ServiceProcess } from '../test/support/service-process';
 
-const PORT = 3917;
-const BASE = `http://127.0.0.1:${PORT}`;
 const SECONDS = Number(process.env.SECONDS ?? 15);
 
-async function waitUntilUp(): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${BASE}/health/live`)).ok) return;
-    } catch {
-      // not yet listening
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('service did not start');
-}
-
-function start(nice: number): ChildProcess {
-  return spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+function start(nice: number): Promise<ServiceProcess> {
+  return launchProcess({
+    label: `WORKER_NICE_INCREMENT=${nice}`,
     env: {
       ...process.env,
-      PORT: String(PORT),
-      HOST: '127.0.0.1',
       CLUSTER_WORKERS: '1',
       POOL_THREADS: String(availableParallelism()),
       POOL_MAX_QUEUE: '10000',
@@ -43,7 +27,7 @@ function start(nice: number): ChildProcess {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    discardOutputAfterReady: true,
   });
 }
 
@@ -52,13 +36,13 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function measure(nice: number) {
-  const child = start(nice);
-  await waitUntilUp();
+  const service = await start(nice);
+  const base = service.url;
   let running = true;
   // Two tasks in flight per thread: every thread always has work.
   const load = Array.from({ length: availableParallelism() * 2 }, async () => {
     while (running) {
-      await fetch(`${BASE}/api/compute`, {
+      await fetch(`${base}/api/compute`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ iterations: 5_000_000, payloadSize: 10_000 }),
@@ -70,14 +54,13 @@ async function measure(nice: number) {
   const until = Date.now() + SECONDS * 1000;
   while (Date.now() < until) {
     const started = performance.now();
-    await fetch(`${BASE}/health/live`);
+    await fetch(`${base}/health/live`);
     latencies.push(performance.now() - started);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   running = false;
   await Promise.all(load);
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+  await service.shutdown();
   latencies.sort((a, b) => a - b);
   return {
     nice,

@@ -10,12 +10,8 @@
  * The service is started with this process's environment (CLUSTER_WORKERS, POOL_THREADS, …),
  * on a free loopback port. The exit code is 1 when any request failed.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
-import { freePort } from '../test/support/free-port';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { launchProcess, sumRssKiB } from '../test/support/service-process';
 
 export interface SoakOptions {
   /** Base URL of a running service; with `pid`, whose memory is sampled (and its children's). */
@@ -102,34 +98,8 @@ async function send(
   }
 }
 
-/** Resident memory of a process and all its descendants, in MB (Linux /proc). */
-export function treeRssMb(pid: number): number {
-  const rssKb = (id: number): number => {
-    try {
-      const match = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${id}/status`, 'utf8'));
-      return Number(match?.[1] ?? 0);
-    } catch {
-      return 0;
-    }
-  };
-  const children = (id: number): number[] => {
-    try {
-      return readFileSync(`/proc/${id}/task/${id}/children`, 'utf8')
-        .split(/\s+/)
-        .filter((token) => token !== '')
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
-  let total = 0;
-  const pending = [pid];
-  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
-    total += rssKb(id);
-    pending.push(...children(id));
-  }
-  return Math.round((total / 1024) * 10) / 10;
-}
+/** Resident memory of a process and all its descendants, in MB, to one decimal. */
+const treeRssMb = (pid: number) => Math.round((sumRssKiB(pid) / 1024) * 10) / 10;
 
 function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
@@ -259,32 +229,6 @@ export function describeSoak(report: SoakReport): string {
   );
 }
 
-async function startBuiltService(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
-    env: {
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      ...process.env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error('service did not start');
-}
-
 function secondsFromArgs(): number {
   const flag = process.argv.indexOf('--seconds');
   const value = flag >= 0 ? process.argv[flag + 1] : process.env.SOAK_SECONDS;
@@ -297,14 +241,23 @@ async function main(): Promise<void> {
   if (!(seconds > 0) || !(load > 0 && load <= 1)) {
     throw new Error('SOAK_SECONDS (or --seconds) must be > 0 and SOAK_LOAD within (0, 1]');
   }
-  const { url, child } = await startBuiltService();
+  // This process's environment (CLUSTER_WORKERS, POOL_THREADS, …) configures the service.
+  const service = await launchProcess({
+    label: 'soak',
+    env: { LOG_LEVEL: 'warn', NODE_ENV: 'production', ...process.env },
+    discardOutputAfterReady: true,
+  });
   try {
-    const report = await runSoak({ url, pid: child.pid ?? 0, durationMs: seconds * 1000, load });
+    const report = await runSoak({
+      url: service.url,
+      pid: service.pid,
+      durationMs: seconds * 1000,
+      load,
+    });
     console.log(describeSoak(report));
     process.exitCode = report.errorCount > 0 ? 1 : 0;
   } finally {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    await service.shutdown();
   }
 }
 
