@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
@@ -615,5 +617,156 @@ describe('Hostile input (property-based, real HTTP)', () => {
         `rss ${mb(before.rss)} -> ${mb(after.rss)} MB over 300 requests`,
     );
     expect(after.heapUsed - before.heapUsed).toBeLessThan(32 * 1024 * 1024);
+  });
+});
+
+// Bodies at the real 1 MiB limit whose check used to be quadratic (80,000 unknown keys blocked
+// the event loop 6-14 s and were all listed in a 6 MB answer). Each is refused with a small,
+// capped answer, and the liveness probe keeps answering while they are processed.
+describe('Hostile input at the body limit: many keys, many errors', () => {
+  const LIMIT = 1_048_576;
+  /** Most fields a 400 lists; `errorCount` counts the rest. */
+  const REPORTED = 10;
+  /** Generous: the check takes milliseconds now; the quadratic one took seconds at this size. */
+  const PROBE_BOUND_MS = 2_000;
+  /** Copies of each hostile request in flight at once. */
+  const CONCURRENT = 4;
+  let service: RunningApp;
+
+  beforeAll(async () => {
+    service = await startApp({ TASK_MODULES: '', BODY_LIMIT_BYTES: String(LIMIT) });
+  });
+  afterAll(() => service.close());
+
+  /** `"k0":0,"k1":0,…`: `count` keys. */
+  const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
+  /** As many keys as fit in about `bytes` of JSON. */
+  const keysIn = (bytes: number) => Math.floor(bytes / 10);
+
+  interface Answer {
+    status: number;
+    bytes: number;
+    problem: { code?: string; errors?: unknown[]; errorCount?: number };
+  }
+
+  /**
+   * Sends `CONCURRENT` copies of the request while polling `GET /health/live`, and checks
+   * that the probe answered while they were being processed, each probe within the bound.
+   */
+  async function refusedWhileLive(path: string, body: string): Promise<Answer> {
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(LIMIT);
+    const probes: Array<{ sent: number; answered: number; status: number }> = [];
+    let attacking = true;
+    const probing = (async () => {
+      while (attacking) {
+        const sent = performance.now();
+        const response = await fetch(`${service.url}/health/live`, {
+          signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+        });
+        await response.arrayBuffer();
+        probes.push({ sent, answered: performance.now(), status: response.status });
+        await sleep(1);
+      }
+    })();
+    // A warm probe connection first, so the first answer does not wait for a handshake.
+    while (probes.length === 0) await sleep(5);
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: CONCURRENT }, async () => {
+        const response = await fetch(`${service.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+        });
+        const text = await response.text();
+        return {
+          status: response.status,
+          bytes: Buffer.byteLength(text),
+          problem: JSON.parse(text),
+        };
+      }),
+    );
+    const finished = performance.now();
+    attacking = false;
+    await probing;
+
+    const during = probes.filter((probe) => probe.answered > started && probe.answered < finished);
+    const longest = Math.max(
+      ...probes
+        .filter((probe) => probe.sent < finished)
+        .map((probe) => probe.answered - probe.sent),
+    );
+    expect({ answeredDuring: during.length > 0, withinBound: longest < PROBE_BOUND_MS }).toEqual({
+      answeredDuring: true,
+      withinBound: true,
+    });
+    expect(probes.every((probe) => probe.status === 200)).toBe(true);
+    // The copies were all answered alike.
+    expect(new Set(answers.map((answer) => answer.bytes)).size).toBe(1);
+    return answers[0]!;
+  }
+
+  function expectCapped(answer: Answer, errorCount: number): void {
+    expect(answer.status).toBe(400);
+    expect(answer.problem.code).toBe(VALIDATION_FAILED);
+    expect(answer.problem.errors!.length).toBe(Math.min(errorCount, REPORTED));
+    expect(answer.problem.errorCount).toBe(errorCount);
+    // Ten fields of a few dozen bytes each, not megabytes.
+    expect(answer.bytes).toBeLessThan(4_096);
+  }
+
+  it('refuses many unknown keys at the top level', async () => {
+    const count = keysIn(LIMIT - 100);
+    const answer = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${keys(count)}}`);
+    expectCapped(answer, count);
+  });
+
+  it('refuses many unknown keys nested under an unknown key, without reading them', async () => {
+    const body = `{"n":1,"nested":{${keys(keysIn(LIMIT - 100))}}}`;
+    expectCapped(await refusedWhileLive('/api/tasks/factorial', body), 1);
+  });
+
+  it('refuses many unknown keys in a job input', async () => {
+    const count = keysIn(LIMIT - 100);
+    const body = `{"task":"factorial","input":{"n":1,${keys(count)}}}`;
+    expectCapped(await refusedWhileLive('/api/jobs', body), count);
+  });
+
+  it('refuses objects of many keys inside the rows of a matrix', async () => {
+    const half = keysIn(LIMIT / 2 - 100);
+    const body = `{"a":[{${keys(half)}},{${keys(half)}}],"b":[[1]]}`;
+    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', body);
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      { property: 'a', messages: ['a row 0 must be an array of numbers'] },
+    ]);
+  });
+
+  it('refuses a matrix with many bad entries, naming the first', async () => {
+    const row = `[${Array.from({ length: 1_000 }, () => '"x"').join(',')}]`;
+    const body = `{"a":[${Array.from({ length: 200 }, () => row).join(',')}],"b":[[1]]}`;
+    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', body);
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      { property: 'a', messages: ['a [0][0] must be a finite number'] },
+    ]);
+  });
+
+  it('refuses many errors at once: bad known fields and unknown keys, bad fields first', async () => {
+    const count = keysIn(LIMIT - 100);
+    const body = `{"iterations":"many","payloadSize":-1,${keys(count)}}`;
+    const answer = await refusedWhileLive('/api/compute', body);
+    expectCapped(answer, count + 2);
+    expect(answer.problem.errors!.slice(0, 2)).toEqual([
+      { property: 'iterations', messages: ['iterations must be an integer number'] },
+      { property: 'payloadSize', messages: ['payloadSize must not be less than 0'] },
+    ]);
+  });
+
+  it('cuts a huge unknown key short in the answer', async () => {
+    const key = 'k'.repeat(LIMIT - 100);
+    const answer = await refusedWhileLive('/api/tasks/factorial', `{"n":1,"${key}":0}`);
+    expectCapped(answer, 1);
   });
 });
