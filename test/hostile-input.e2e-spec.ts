@@ -621,12 +621,15 @@ describe('Hostile input (property-based, real HTTP)', () => {
 });
 
 // Bodies at the real 1 MiB limit whose check used to be quadratic (80,000 unknown keys blocked
-// the event loop 6-14 s and were all listed in a 6 MB answer). Each is refused with a small,
-// capped answer, and the liveness probe keeps answering while they are processed.
+// the event loop 6-14 s and were all listed in a 6 MB answer). Past BODY_MAX_JSON_KEYS a body
+// is refused before it is parsed; under it, it is parsed and checked. Each is refused with a
+// small, capped answer, and the liveness probe keeps answering while they are processed.
 describe('Hostile input at the body limit: many keys, many errors', () => {
   const LIMIT = 1_048_576;
   /** Most fields a 400 lists; `errorCount` counts the rest. */
   const REPORTED = 10;
+  /** BODY_MAX_JSON_KEYS, its default. */
+  const MAX_KEYS = 1_000;
   /** Generous: the check takes milliseconds now; the quadratic one took seconds at this size. */
   const PROBE_BOUND_MS = 2_000;
   /** Copies of each hostile request in flight at once. */
@@ -733,27 +736,46 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
     expect(answer.bytes).toBeLessThan(4_096);
   }
 
+  /** A body of more keys than BODY_MAX_JSON_KEYS is refused before it is parsed. */
+  function expectUnparsed(answer: Answer): void {
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      { property: 'body', messages: [`body must not have more than ${MAX_KEYS} object keys`] },
+    ]);
+  }
+
+  /** `count` keys, `"k0":0,"k1":0,…`: under the key cap, so the body is parsed and checked. */
+  const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
+
   it('refuses many unknown keys at the top level', async () => {
-    const { text, count } = keysIn(LIMIT - 100);
-    const answer = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${text}}`);
-    expectCapped(answer, count);
+    const { text } = keysIn(LIMIT - 100);
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', `{"n":1,${text}}`));
+    const parsed = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${keys(MAX_KEYS - 1)}}`);
+    expectCapped(parsed, MAX_KEYS - 1);
   });
 
   it('refuses many unknown keys nested under an unknown key, without reading them', async () => {
     const body = `{"n":1,"nested":{${keysIn(LIMIT - 100).text}}}`;
-    expectCapped(await refusedWhileLive('/api/tasks/factorial', body), 1);
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', body));
+    const under = `{"n":1,"nested":{${keys(MAX_KEYS - 2)}}}`;
+    expectCapped(await refusedWhileLive('/api/tasks/factorial', under), 1);
   });
 
   it('refuses many unknown keys in a job input', async () => {
-    const { text, count } = keysIn(LIMIT - 100);
+    const { text } = keysIn(LIMIT - 100);
     const body = `{"task":"factorial","input":{"n":1,${text}}}`;
-    expectCapped(await refusedWhileLive('/api/jobs', body), count);
+    expectUnparsed(await refusedWhileLive('/api/jobs', body));
+    const under = `{"task":"factorial","input":{"n":1,${keys(MAX_KEYS - 3)}}}`;
+    expectCapped(await refusedWhileLive('/api/jobs', under), MAX_KEYS - 3);
   });
 
   it('refuses objects of many keys inside the rows of a matrix', async () => {
     const half = keysIn(LIMIT / 2 - 100).text;
     const body = `{"a":[{${half}},{${half}}],"b":[[1]]}`;
-    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', body);
+    expectUnparsed(await refusedWhileLive('/api/tasks/matrix-multiply', body));
+    const row = `{${keys(MAX_KEYS / 2 - 2)}}`;
+    const under = `{"a":[${row},${row}],"b":[[1]]}`;
+    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', under);
     expectCapped(answer, 1);
     expect(answer.problem.errors).toEqual([
       { property: 'a', messages: ['a row 0 must be a non-empty array of numbers'] },
@@ -771,10 +793,9 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
   });
 
   it('refuses many errors at once: bad known fields and unknown keys, bad fields first', async () => {
-    const { text, count } = keysIn(LIMIT - 100);
-    const body = `{"iterations":"many","payloadSize":-1,${text}}`;
+    const body = `{"iterations":"many","payloadSize":-1,${keys(MAX_KEYS - 2)}}`;
     const answer = await refusedWhileLive('/api/compute', body);
-    expectCapped(answer, count + 2);
+    expectCapped(answer, MAX_KEYS);
     expect(answer.problem.errors!.slice(0, 2)).toEqual([
       { property: 'iterations', messages: ['iterations must be an integer number'] },
       { property: 'payloadSize', messages: ['payloadSize must not be less than 0'] },

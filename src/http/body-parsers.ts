@@ -1,9 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
+import { hasMoreKeysThan } from './json-key-count';
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
+  /** Most object keys a JSON body may have, counted on its bytes before JSON.parse. */
+  readonly maxJsonKeys: number;
   readonly binaryLimitBytes: number;
   /** Every content type some binary task accepts, besides JSON. */
   readonly rawContentTypes: readonly string[];
@@ -17,7 +20,8 @@ export interface BodyParserOptions {
 /**
  * Body parsing for the whole app (Nest's own parsers are switched off):
  * - JSON is parsed with Fastify's parser, which rejects `__proto__` and
- *   `constructor.prototype` keys, and held to the JSON limit;
+ *   `constructor.prototype` keys, and held to the JSON limit and, before it is
+ *   parsed, to `maxJsonKeys` object keys;
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
  * Oversized bodies with a Content-Length are refused before they are read
@@ -40,6 +44,18 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
       if (!isUtf8(bytes)) {
         const detail = 'The body is not valid UTF-8';
         return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
+      }
+      // Parsing many keys is the costly part (a dictionary per object); refuse them unparsed.
+      if (hasMoreKeysThan(bytes, options.maxJsonKeys)) {
+        const detail = `The body has more than ${options.maxJsonKeys} object keys`;
+        return done(
+          Errors.validationFailed(detail, [
+            {
+              property: 'body',
+              messages: [`body must not have more than ${options.maxJsonKeys} object keys`],
+            },
+          ]),
+        );
       }
       // Fastify's parser accepts a Buffer as well as a string.
       return parseJson(request, bytes as unknown as string, done);
