@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,6 +15,11 @@ export interface Server {
   readonly pid: number;
   /** Resident memory of the process and all its descendants (threads included), in MiB. */
   rssMiB(): number;
+  /**
+   * CPU time (user + system) used so far by the main thread of the process and of each
+   * descendant (the event loops; worker threads excluded), in microseconds.
+   */
+  mainThreadCpuMicros(): number;
   stop(): Promise<void>;
 }
 
@@ -79,6 +84,7 @@ async function launch(options: Launch): Promise<Server> {
     url,
     pid,
     rssMiB: () => sumRssKiB(pid) / 1024,
+    mainThreadCpuMicros: () => sumMainThreadCpuMicros(pid),
     stop: () => stopGroup(child),
   };
   try {
@@ -171,8 +177,8 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** VmRSS of `pid` and every descendant, from /proc (Linux). */
-export function sumRssKiB(pid: number): number {
+/** `pid` and every process descended from it, from /proc (Linux). */
+function familyOf(pid: number): Set<number> {
   const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -195,8 +201,13 @@ export function sumRssKiB(pid: number): number {
       }
     }
   }
+  return family;
+}
+
+/** VmRSS of `pid` and every descendant, from /proc (Linux). */
+export function sumRssKiB(pid: number): number {
   let total = 0;
-  for (const member of family) {
+  for (const member of familyOf(pid)) {
     try {
       const status = readFileSync(`/proc/${member}/status`, 'utf8');
       total += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
@@ -205,4 +216,33 @@ export function sumRssKiB(pid: number): number {
     }
   }
   return total;
+}
+
+/** Clock ticks per second of /proc's CPU times (100 on most Linux systems). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * utime + stime of the main thread (its task id is the process id) of `pid` and of every
+ * descendant, from /proc/<pid>/task/<pid>/stat (Linux), in microseconds. Worker threads are
+ * other tasks of the process and are not counted: this is the event loops' own CPU.
+ */
+export function sumMainThreadCpuMicros(pid: number): number {
+  let ticks = 0;
+  for (const member of familyOf(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${member}/task/${member}/stat`, 'utf8');
+      // Fields after the command name (which may contain spaces): state is field 3, utime 14, stime 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited while we looked
+    }
+  }
+  return (ticks * 1e6) / CLOCK_TICKS;
 }
