@@ -53,7 +53,7 @@ const compiledInputs = new WeakMap<object, CompiledInput>();
 
 /**
  * Compiles an input schema into its check, once (Ajv generates code per property schema).
- * The registry calls this at startup for every task, so a bad schema fails the start,
+ * The task catalog calls this at startup for every task, so a bad schema fails the start,
  * not a request.
  */
 export function compileInput(schema: InputSchema<unknown>): CompiledInput {
