@@ -72,7 +72,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     responses: app.get(HttpMetricsService),
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
-      maxJsonKeys: config.http.maxJsonKeys,
+      maxJsonNodes: config.http.maxJsonNodes,
       binaryLimitBytes: config.http.binaryBodyLimitBytes,
       rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
       rawBodyLimit: (request) => {

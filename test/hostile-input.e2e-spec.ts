@@ -621,15 +621,15 @@ describe('Hostile input (property-based, real HTTP)', () => {
 });
 
 // Bodies at the real 1 MiB limit whose check used to be quadratic (80,000 unknown keys blocked
-// the event loop 6-14 s and were all listed in a 6 MB answer). Past BODY_MAX_JSON_KEYS a body
+// the event loop 6-14 s and were all listed in a 6 MB answer). Past BODY_MAX_JSON_NODES a body
 // is refused before it is parsed; under it, it is parsed and checked. Each is refused with a
 // small, capped answer, and the liveness probe keeps answering while they are processed.
 describe('Hostile input at the body limit: many keys, many errors', () => {
   const LIMIT = 1_048_576;
   /** Most fields a 400 lists; `errorCount` counts the rest. */
   const REPORTED = 10;
-  /** BODY_MAX_JSON_KEYS, its default. */
-  const MAX_KEYS = 1_000;
+  /** BODY_MAX_JSON_NODES, its default: strings (keys included), arrays and objects. */
+  const MAX_NODES = 10_000;
   /** Generous: the check takes milliseconds now; the quadratic one took seconds at this size. */
   const PROBE_BOUND_MS = 2_000;
   /** Copies of each hostile request in flight at once. */
@@ -736,28 +736,31 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
     expect(answer.bytes).toBeLessThan(4_096);
   }
 
-  /** A body of more keys than BODY_MAX_JSON_KEYS is refused before it is parsed. */
+  /** A body of more nodes than BODY_MAX_JSON_NODES is refused before it is parsed. */
   function expectUnparsed(answer: Answer): void {
     expectCapped(answer, 1);
     expect(answer.problem.errors).toEqual([
-      { property: 'body', messages: [`body must not have more than ${MAX_KEYS} object keys`] },
+      {
+        property: 'body',
+        messages: [`body must not have more than ${MAX_NODES} strings, arrays and objects`],
+      },
     ]);
   }
 
-  /** `count` keys, `"k0":0,"k1":0,…`: under the key cap, so the body is parsed and checked. */
+  /** `count` keys, `"k0":0,"k1":0,…`: under the node cap, so the body is parsed and checked. */
   const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
 
   it('refuses many unknown keys at the top level', async () => {
     const { text } = keysIn(LIMIT - 100);
     expectUnparsed(await refusedWhileLive('/api/tasks/factorial', `{"n":1,${text}}`));
-    const parsed = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${keys(MAX_KEYS - 1)}}`);
-    expectCapped(parsed, MAX_KEYS - 1);
+    const parsed = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${keys(MAX_NODES - 2)}}`);
+    expectCapped(parsed, MAX_NODES - 2);
   });
 
   it('refuses many unknown keys nested under an unknown key, without reading them', async () => {
     const body = `{"n":1,"nested":{${keysIn(LIMIT - 100).text}}}`;
     expectUnparsed(await refusedWhileLive('/api/tasks/factorial', body));
-    const under = `{"n":1,"nested":{${keys(MAX_KEYS - 2)}}}`;
+    const under = `{"n":1,"nested":{${keys(MAX_NODES - 4)}}}`;
     expectCapped(await refusedWhileLive('/api/tasks/factorial', under), 1);
   });
 
@@ -765,15 +768,15 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
     const { text } = keysIn(LIMIT - 100);
     const body = `{"task":"factorial","input":{"n":1,${text}}}`;
     expectUnparsed(await refusedWhileLive('/api/jobs', body));
-    const under = `{"task":"factorial","input":{"n":1,${keys(MAX_KEYS - 3)}}}`;
-    expectCapped(await refusedWhileLive('/api/jobs', under), MAX_KEYS - 3);
+    const under = `{"task":"factorial","input":{"n":1,${keys(MAX_NODES - 6)}}}`;
+    expectCapped(await refusedWhileLive('/api/jobs', under), MAX_NODES - 6);
   });
 
   it('refuses objects of many keys inside the rows of a matrix', async () => {
     const half = keysIn(LIMIT / 2 - 100).text;
     const body = `{"a":[{${half}},{${half}}],"b":[[1]]}`;
     expectUnparsed(await refusedWhileLive('/api/tasks/matrix-multiply', body));
-    const row = `{${keys(MAX_KEYS / 2 - 2)}}`;
+    const row = `{${keys(MAX_NODES / 2 - 4)}}`;
     const under = `{"a":[${row},${row}],"b":[[1]]}`;
     const answer = await refusedWhileLive('/api/tasks/matrix-multiply', under);
     expectCapped(answer, 1);
@@ -783,8 +786,9 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
   });
 
   it('refuses a matrix with many bad entries, naming the first', async () => {
-    const row = `[${Array.from({ length: 1_000 }, () => '"x"').join(',')}]`;
-    const body = `{"a":[${Array.from({ length: 200 }, () => row).join(',')}],"b":[[1]]}`;
+    // Literals, not strings: a body of 150,000 strings would be refused unparsed.
+    const row = `[${Array.from({ length: 1_000 }, () => 'true').join(',')}]`;
+    const body = `{"a":[${Array.from({ length: 150 }, () => row).join(',')}],"b":[[1]]}`;
     const answer = await refusedWhileLive('/api/tasks/matrix-multiply', body);
     expectCapped(answer, 1);
     expect(answer.problem.errors).toEqual([
@@ -793,13 +797,24 @@ describe('Hostile input at the body limit: many keys, many errors', () => {
   });
 
   it('refuses many errors at once: bad known fields and unknown keys, bad fields first', async () => {
-    const body = `{"iterations":"many","payloadSize":-1,${keys(MAX_KEYS - 2)}}`;
+    const body = `{"iterations":"many","payloadSize":-1,${keys(MAX_NODES - 5)}}`;
     const answer = await refusedWhileLive('/api/compute', body);
-    expectCapped(answer, MAX_KEYS);
+    expectCapped(answer, MAX_NODES - 3);
     expect(answer.problem.errors!.slice(0, 2)).toEqual([
       { property: 'iterations', messages: ['iterations must be an integer number'] },
       { property: 'payloadSize', messages: ['payloadSize must not be less than 0'] },
     ]);
+  });
+
+  it('refuses, unparsed, bodies without keys that are costly to parse', async () => {
+    const fill = (unit: string) =>
+      `[${Array(Math.floor((LIMIT - 2) / (unit.length + 1)))
+        .fill(unit)
+        .join(',')}]`;
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', fill('[]')));
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', fill('{}')));
+    const strings = Array.from({ length: 150_000 }, (_, i) => `"${i.toString(36)}"`).join(',');
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', `{"n":1,"s":[${strings}]}`));
   });
 
   it('cuts a huge unknown key short in the answer', async () => {

@@ -1,12 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
-import { hasMoreKeysThan } from './json-key-count';
+import { hasMoreNodesThan } from './json-node-count';
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
-  /** Most object keys a JSON body may have, counted on its bytes before JSON.parse. */
-  readonly maxJsonKeys: number;
+  /** Most strings, arrays and objects a JSON body may hold, counted on its bytes before JSON.parse. */
+  readonly maxJsonNodes: number;
   readonly binaryLimitBytes: number;
   /** Every content type some binary task accepts, besides JSON. */
   readonly rawContentTypes: readonly string[];
@@ -21,7 +21,7 @@ export interface BodyParserOptions {
  * Body parsing for the whole app (Nest's own parsers are switched off):
  * - JSON is parsed with Fastify's parser, which rejects `__proto__` and
  *   `constructor.prototype` keys, and held to the JSON limit and, before it is
- *   parsed, to `maxJsonKeys` object keys;
+ *   parsed, to `maxJsonNodes` strings, arrays and objects;
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
  * Oversized bodies with a Content-Length are refused before they are read
@@ -45,14 +45,16 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
         const detail = 'The body is not valid UTF-8';
         return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
       }
-      // Parsing many keys is the costly part (a dictionary per object); refuse them unparsed.
-      if (hasMoreKeysThan(bytes, options.maxJsonKeys)) {
-        const detail = `The body has more than ${options.maxJsonKeys} object keys`;
+      // What JSON.parse allocates is what it costs: refuse a body of too many nodes unparsed.
+      if (hasMoreNodesThan(bytes, options.maxJsonNodes)) {
+        const detail = `The body has more than ${options.maxJsonNodes} strings, arrays and objects`;
         return done(
           Errors.validationFailed(detail, [
             {
               property: 'body',
-              messages: [`body must not have more than ${options.maxJsonKeys} object keys`],
+              messages: [
+                `body must not have more than ${options.maxJsonNodes} strings, arrays and objects`,
+              ],
             },
           ]),
         );
