@@ -237,7 +237,7 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
         );
         lastRate.set(config.key, warm.perSecond);
       }
-      const rounds = new Map<string, Throughput[]>();
+      const rounds = new Map<string, Array<Throughput & { mainThreadCpuMicros: number }>>();
       for (let round = 1; round <= PLAN.rounds; round++) {
         for (const config of configs) {
           const server = servers.get(config.key);
@@ -246,7 +246,13 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
           // Opens the connections, so the counted seconds are all requests, and
           // ends with all of them answered (see warmUp).
           await warmUp(target, connections, PLAN.roundWarmSeconds, lastRate.get(config.key) ?? 0);
-          const measured = await throughput(target, connections, PLAN.roundSeconds);
+          const cpuBefore = server.mainThreadCpuMicros();
+          const counted = await throughput(target, connections, PLAN.roundSeconds);
+          const answered = counted.ok + counted.non2xx;
+          const measured = {
+            ...counted,
+            mainThreadCpuMicros: (server.mainThreadCpuMicros() - cpuBefore) / Math.max(1, answered),
+          };
           lastRate.set(config.key, measured.perSecond);
           rounds.set(config.key, [...(rounds.get(config.key) ?? []), measured]);
         }
@@ -260,7 +266,13 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
       }
       for (const [key, all] of rounds) {
         const result = results.get(key);
-        if (result !== undefined) result[workload] = medianRound(all);
+        if (result === undefined) continue;
+        const { mainThreadCpuMicros, ...median } = medianRound(all);
+        result[workload] = median;
+        result.mainThreadCpuMicros = {
+          ...result.mainThreadCpuMicros,
+          [workload]: mainThreadCpuMicros,
+        };
       }
     }
   } finally {
@@ -274,9 +286,9 @@ const targetOf = (workload: (typeof SIDE_BY_SIDE)[number], server: Server): Targ
     : at(server, json('/api/tasks/compute', TINY_INPUT));
 
 /** The round with the median rate (of an even number, the lower of the middle two). */
-function medianRound(rounds: readonly Throughput[]): Throughput {
+function medianRound<Round extends Throughput>(rounds: readonly Round[]): Round {
   const sorted = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
-  return sorted[Math.floor((sorted.length - 1) / 2)] as Throughput;
+  return sorted[Math.floor((sorted.length - 1) / 2)] as Round;
 }
 
 /** One configuration failing must not cost the others' numbers; the report says why. */

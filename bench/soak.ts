@@ -11,7 +11,8 @@
  * on a free loopback port. The exit code is 1 when any request failed.
  */
 import { performance } from 'node:perf_hooks';
-import { launchProcess, sumRssKiB } from '../test/support/service-process';
+import { sumRssKiB } from '../test/support/process-tree';
+import { launchProcess } from '../test/support/service-process';
 
 export interface SoakOptions {
   /** Base URL of a running service; with `pid`, whose memory is sampled (and its children's). */

@@ -1,10 +1,8 @@
-import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { TaskCatalogService } from './compute/task-catalog.service';
-import { VALIDATOR_OPTIONS, validationError } from './common/validation';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
 import { registerHooks } from './http/hooks';
@@ -22,7 +20,7 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /**
  * Builds the Nest application on Fastify with corepool's HTTP behaviour:
- * problem+json errors, strict validation, request ids, body limits and raw
+ * problem+json errors, request ids, body limits and raw
  * bodies for binary tasks. Threads are warm when this resolves (`init`).
  * main.ts and the end-to-end tests both start the service through here.
  */
@@ -61,13 +59,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   );
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new ProblemDetailsFilter());
-  app.useGlobalPipes(
-    new ValidationPipe({
-      ...VALIDATOR_OPTIONS,
-      transform: true,
-      exceptionFactory: validationError,
-    }),
-  );
+  // No global ValidationPipe: every input is checked by its compiled schema
+  // (src/common/validation.ts), in time linear in its size.
 
   const fastify = app.getHttpAdapter().getInstance();
   const registry = app.get(TaskRegistry);
@@ -79,6 +72,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     responses: app.get(HttpMetricsService),
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
+      maxJsonNodes: config.http.maxJsonNodes,
       binaryLimitBytes: config.http.binaryBodyLimitBytes,
       rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
       rawBodyLimit: (request) => {

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
@@ -615,5 +617,209 @@ describe('Hostile input (property-based, real HTTP)', () => {
         `rss ${mb(before.rss)} -> ${mb(after.rss)} MB over 300 requests`,
     );
     expect(after.heapUsed - before.heapUsed).toBeLessThan(32 * 1024 * 1024);
+  });
+});
+
+// Bodies at the real 1 MiB limit whose check used to be quadratic (80,000 unknown keys blocked
+// the event loop 6-14 s and were all listed in a 6 MB answer). Past BODY_MAX_JSON_NODES a body
+// is refused before it is parsed; under it, it is parsed and checked. Each is refused with a
+// small, capped answer, and the liveness probe keeps answering while they are processed.
+describe('Hostile input at the body limit: many keys, many errors', () => {
+  const LIMIT = 1_048_576;
+  /** Most fields a 400 lists; `errorCount` counts the rest. */
+  const REPORTED = 10;
+  /** BODY_MAX_JSON_NODES, its default: strings (keys included), arrays and objects. */
+  const MAX_NODES = 10_000;
+  /** Generous: the check takes milliseconds now; the quadratic one took seconds at this size. */
+  const PROBE_BOUND_MS = 2_000;
+  /** Copies of each hostile request in flight at once. */
+  const CONCURRENT = 4;
+  /** At most this many rounds of them, until the probe answered during one. */
+  const ROUNDS = 10;
+  let service: RunningApp;
+
+  beforeAll(async () => {
+    service = await startApp({ TASK_MODULES: '', BODY_LIMIT_BYTES: String(LIMIT) });
+  });
+  afterAll(() => service.close());
+
+  /** `"k0":0,"k1":0,…`: as many keys as fit in `bytes` of JSON, and how many that is. */
+  function keysIn(bytes: number): { text: string; count: number } {
+    const parts: string[] = [];
+    for (let size = 0; size + `"k${parts.length}":0,`.length <= bytes;) {
+      const part = `"k${parts.length}":0`;
+      parts.push(part);
+      size += part.length + 1;
+    }
+    return { text: parts.join(','), count: parts.length };
+  }
+
+  interface Answer {
+    status: number;
+    bytes: number;
+    problem: { code?: string; errors?: unknown[]; errorCount?: number };
+  }
+
+  /**
+   * Sends `CONCURRENT` copies of the request while polling `GET /health/live`, and checks
+   * that the probe answered while they were being processed, each probe within the bound.
+   */
+  async function refusedWhileLive(path: string, body: string): Promise<Answer> {
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(LIMIT);
+    const probes: Array<{ sent: number; answered: number; status: number }> = [];
+    let attacking = true;
+    const probing = (async () => {
+      while (attacking) {
+        const sent = performance.now();
+        const response = await fetch(`${service.url}/health/live`, {
+          signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+        });
+        await response.arrayBuffer();
+        probes.push({ sent, answered: performance.now(), status: response.status });
+        await sleep(1);
+      }
+    })();
+    // A warm probe connection first, so the first answer does not wait for a handshake.
+    while (probes.length === 0) await sleep(5);
+    // A fast refusal can beat the probe's next turn: send rounds until one was answered
+    // meanwhile (a blocked event loop would fail the bound instead).
+    let answers: Answer[] = [];
+    let answeredDuring = false;
+    let finished = 0;
+    for (let round = 0; round < ROUNDS && !answeredDuring; round++) {
+      const started = performance.now();
+      answers = await Promise.all(
+        Array.from({ length: CONCURRENT }, async () => {
+          const response = await fetch(`${service.url}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body,
+            signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+          });
+          const text = await response.text();
+          return {
+            status: response.status,
+            bytes: Buffer.byteLength(text),
+            problem: JSON.parse(text),
+          };
+        }),
+      );
+      finished = performance.now();
+      answeredDuring = probes.some(
+        (probe) => probe.answered > started && probe.answered < finished,
+      );
+    }
+    attacking = false;
+    await probing;
+
+    const longest = Math.max(
+      ...probes
+        .filter((probe) => probe.sent < finished)
+        .map((probe) => probe.answered - probe.sent),
+    );
+    expect({ answeredDuring, withinBound: longest < PROBE_BOUND_MS }).toEqual({
+      answeredDuring: true,
+      withinBound: true,
+    });
+    expect(probes.every((probe) => probe.status === 200)).toBe(true);
+    // The copies were all answered alike.
+    expect(new Set(answers.map((answer) => answer.bytes)).size).toBe(1);
+    return answers[0]!;
+  }
+
+  function expectCapped(answer: Answer, errorCount: number): void {
+    expect(answer.status).toBe(400);
+    expect(answer.problem.code).toBe(VALIDATION_FAILED);
+    expect(answer.problem.errors!.length).toBe(Math.min(errorCount, REPORTED));
+    expect(answer.problem.errorCount).toBe(errorCount);
+    // Ten fields of a few dozen bytes each, not megabytes.
+    expect(answer.bytes).toBeLessThan(4_096);
+  }
+
+  /** A body of more nodes than BODY_MAX_JSON_NODES is refused before it is parsed. */
+  function expectUnparsed(answer: Answer): void {
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      {
+        property: 'body',
+        messages: [`body must not have more than ${MAX_NODES} strings, arrays and objects`],
+      },
+    ]);
+  }
+
+  /** `count` keys, `"k0":0,"k1":0,…`: under the node cap, so the body is parsed and checked. */
+  const keys = (count: number) => Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',');
+
+  it('refuses many unknown keys at the top level', async () => {
+    const { text } = keysIn(LIMIT - 100);
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', `{"n":1,${text}}`));
+    const parsed = await refusedWhileLive('/api/tasks/factorial', `{"n":1,${keys(MAX_NODES - 2)}}`);
+    expectCapped(parsed, MAX_NODES - 2);
+  });
+
+  it('refuses many unknown keys nested under an unknown key, without reading them', async () => {
+    const body = `{"n":1,"nested":{${keysIn(LIMIT - 100).text}}}`;
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', body));
+    const under = `{"n":1,"nested":{${keys(MAX_NODES - 4)}}}`;
+    expectCapped(await refusedWhileLive('/api/tasks/factorial', under), 1);
+  });
+
+  it('refuses many unknown keys in a job input', async () => {
+    const { text } = keysIn(LIMIT - 100);
+    const body = `{"task":"factorial","input":{"n":1,${text}}}`;
+    expectUnparsed(await refusedWhileLive('/api/jobs', body));
+    const under = `{"task":"factorial","input":{"n":1,${keys(MAX_NODES - 6)}}}`;
+    expectCapped(await refusedWhileLive('/api/jobs', under), MAX_NODES - 6);
+  });
+
+  it('refuses objects of many keys inside the rows of a matrix', async () => {
+    const half = keysIn(LIMIT / 2 - 100).text;
+    const body = `{"a":[{${half}},{${half}}],"b":[[1]]}`;
+    expectUnparsed(await refusedWhileLive('/api/tasks/matrix-multiply', body));
+    const row = `{${keys(MAX_NODES / 2 - 4)}}`;
+    const under = `{"a":[${row},${row}],"b":[[1]]}`;
+    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', under);
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      { property: 'a', messages: ['a row 0 must be a non-empty array of numbers'] },
+    ]);
+  });
+
+  it('refuses a matrix with many bad entries, naming the first', async () => {
+    // Literals, not strings: a body of 150,000 strings would be refused unparsed.
+    const row = `[${Array.from({ length: 1_000 }, () => 'true').join(',')}]`;
+    const body = `{"a":[${Array.from({ length: 150 }, () => row).join(',')}],"b":[[1]]}`;
+    const answer = await refusedWhileLive('/api/tasks/matrix-multiply', body);
+    expectCapped(answer, 1);
+    expect(answer.problem.errors).toEqual([
+      { property: 'a', messages: ['a [0][0] must be a finite number'] },
+    ]);
+  });
+
+  it('refuses many errors at once: bad known fields and unknown keys, bad fields first', async () => {
+    const body = `{"iterations":"many","payloadSize":-1,${keys(MAX_NODES - 5)}}`;
+    const answer = await refusedWhileLive('/api/compute', body);
+    expectCapped(answer, MAX_NODES - 3);
+    expect(answer.problem.errors!.slice(0, 2)).toEqual([
+      { property: 'iterations', messages: ['iterations must be an integer number'] },
+      { property: 'payloadSize', messages: ['payloadSize must not be less than 0'] },
+    ]);
+  });
+
+  it('refuses, unparsed, bodies without keys that are costly to parse', async () => {
+    const fill = (unit: string) =>
+      `[${Array(Math.floor((LIMIT - 2) / (unit.length + 1)))
+        .fill(unit)
+        .join(',')}]`;
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', fill('[]')));
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', fill('{}')));
+    const strings = Array.from({ length: 150_000 }, (_, i) => `"${i.toString(36)}"`).join(',');
+    expectUnparsed(await refusedWhileLive('/api/tasks/factorial', `{"n":1,"s":[${strings}]}`));
+  });
+
+  it('cuts a huge unknown key short in the answer', async () => {
+    const key = 'k'.repeat(LIMIT - 100);
+    const answer = await refusedWhileLive('/api/tasks/factorial', `{"n":1,"${key}":0}`);
+    expectCapped(answer, 1);
   });
 });

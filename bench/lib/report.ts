@@ -28,6 +28,11 @@ export interface ConfigResult {
   };
   heavy?: Throughput;
   tiny?: Throughput;
+  /**
+   * CPU of the event loops (every process's main thread, from /proc) per answered request,
+   * in µs, in the round the rate was taken from.
+   */
+  mainThreadCpuMicros?: { light?: number; tiny?: number };
   hash?: { transfer?: LatencySummary; clone?: LatencySummary };
   /** Lean only: from posting the 32 MiB body to the thread starting on it. */
   hashHandoff?: { transfer: LatencySummary; clone: LatencySummary };
@@ -100,6 +105,12 @@ export function computeTargets(report: BenchReport): TargetResult[] {
         ratio(c.tiny?.perSecond, lean?.tiny?.perSecond),
         'atLeast',
         0.9,
+      ),
+      checkTarget(
+        `main-thread CPU per tiny task ${name} ÷ lean`,
+        ratio(c.mainThreadCpuMicros?.tiny, lean?.mainThreadCpuMicros?.tiny),
+        'atMost',
+        1.3,
       ),
       checkTarget(`RSS growth ${name} over the requests`, rssGrowth(c), 'atMost', 0.1),
     );
@@ -195,6 +206,32 @@ export function renderMarkdown(report: BenchReport): string {
             : '–',
           fmt(c.tiny?.perSecond),
         ]),
+    ),
+    '',
+  );
+
+  const cpuRows = report.configs.flatMap((c) =>
+    c.mainThreadCpuMicros
+      ? [
+          [
+            c.label,
+            fmt(c.mainThreadCpuMicros.light),
+            fmt(c.mainThreadCpuMicros.tiny),
+            fmt(
+              ratio(c.mainThreadCpuMicros.tiny, find(report, 'lean')?.mainThreadCpuMicros?.tiny),
+              2,
+            ),
+          ],
+        ]
+      : [],
+  );
+  lines.push(
+    "Main-thread CPU per request: utime + stime of every process's main thread (the event loops, " +
+      'worker threads excluded; `/proc/<pid>/task/<pid>/stat`) over the round, ÷ the requests answered in it:',
+    '',
+    markdownTable(
+      ['configuration', 'light route µs/request', 'tiny task µs/request', 'tiny ÷ lean'],
+      cpuRows,
     ),
     '',
   );

@@ -5,12 +5,18 @@ import {
   type LaunchOptions,
   type ServiceProcess,
 } from '../../test/support/service-process';
+import { sumMainThreadCpuMicros } from '../../test/support/process-tree';
 
 export const ROOT = resolve(__dirname, '..', '..');
 const TSX = require.resolve('tsx/cjs');
 
 /** A server under test: a child process (and, for the cluster, its children). */
 export type Server = Pick<ServiceProcess, 'label' | 'url' | 'pid' | 'rssMiB'> & {
+  /**
+   * CPU time (user + system) used so far by the main thread of the process and of each
+   * descendant (the event loops; worker threads excluded), in microseconds.
+   */
+  mainThreadCpuMicros(): number;
   /** SIGTERM, as an orchestrator stops it; SIGKILL to what is left after 15 s. */
   stop(): Promise<void>;
 };
@@ -59,6 +65,7 @@ async function start(
     url: server.url,
     pid: server.pid,
     rssMiB: () => server.rssMiB(),
+    mainThreadCpuMicros: () => sumMainThreadCpuMicros(server.pid),
     stop: () => server.shutdown(),
   };
 }

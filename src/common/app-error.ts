@@ -13,6 +13,8 @@ export interface FieldError {
 export interface ErrorFacts {
   /** The fields that failed validation. */
   readonly errors?: readonly FieldError[];
+  /** How many fields failed validation; `errors` lists at most the first few of them. */
+  readonly errorCount?: number;
   /** When a retry is likely to be accepted, in whole seconds. */
   readonly retryAfterSeconds?: number;
   /** The bound that was passed (bytes, jobs, milliseconds, megabytes). */
@@ -49,8 +51,11 @@ const JOB_RETRY_AFTER_SECONDS = 5;
 
 /** One factory per code, so each code always carries the same facts and wording. */
 export const Errors = {
-  validationFailed: (detail: string, errors: readonly FieldError[] = []) =>
-    new AppError(ErrorCode.VALIDATION_FAILED, detail, { errors }),
+  validationFailed: (
+    detail: string,
+    errors: readonly FieldError[] = [],
+    errorCount: number = errors.length,
+  ) => new AppError(ErrorCode.VALIDATION_FAILED, detail, { errors, errorCount }),
   routeNotFound: (method: string, url: string) =>
     new AppError(ErrorCode.ROUTE_NOT_FOUND, `No route for ${method} ${url}`),
   taskNotFound: (name: string) =>

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { getMetadataStorage } from 'class-validator';
-import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-// class-transformer keeps its metadata in this module; @Type() targets are read from it.
-import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
+import { compileInput } from '../common/validation';
+import { publishedSchema } from '../http/openapi';
 import { TaskRegistry } from '../tasks/task-registry';
 
 export interface TaskCatalogEntry {
@@ -19,24 +17,23 @@ export interface TaskCatalogEntry {
 }
 
 /**
- * The task catalog, described from the tasks' own class-validator DTOs, so the
- * catalog, the OpenAPI document and validation can never disagree.
+ * The task catalog, described from the tasks' own input schemas: the same
+ * objects are compiled into the input checks, so the catalog, the OpenAPI
+ * document and validation can never disagree.
  */
 @Injectable()
 export class TaskCatalogService {
   private readonly entries: readonly TaskCatalogEntry[];
-  /** JSON Schemas by DTO class name, for the OpenAPI document. */
+  /** JSON Schemas by input title, for the OpenAPI document. */
   readonly schemas: Readonly<Record<string, SchemaObject>>;
 
   constructor(registry: TaskRegistry) {
-    const schemas = validationMetadatasToSchemas({
-      classValidatorMetadataStorage: getMetadataStorage(),
-      classTransformerMetadataStorage: defaultMetadataStorage,
-      refPointerPrefix: '#/components/schemas/',
-    }) as Record<string, SchemaObject>;
+    const schemas: Record<string, SchemaObject> = {};
     this.entries = registry.list().map((task) => {
-      const input = withDefaults(schemas[task.input.name] ?? { type: 'object' }, new task.input());
-      schemas[task.input.name] = input;
+      // Compiled now, at startup: a schema Ajv refuses stops the start, not a request.
+      compileInput(task.input);
+      const input = publishedSchema(task.input);
+      schemas[task.input.title ?? `${task.name}-input`] = input;
       return {
         name: task.name,
         description: task.description,
@@ -53,15 +50,4 @@ export class TaskCatalogService {
   list(): readonly TaskCatalogEntry[] {
     return this.entries;
   }
-}
-
-/** Adds each property initializer of the DTO as the JSON Schema `default`. */
-function withDefaults(schema: SchemaObject, instance: object): SchemaObject {
-  const properties = { ...(schema.properties ?? {}) } as Record<string, SchemaObject>;
-  for (const [key, value] of Object.entries(instance)) {
-    if (value !== undefined && properties[key] !== undefined) {
-      properties[key] = { ...properties[key], default: value as unknown };
-    }
-  }
-  return { type: 'object', ...schema, properties, additionalProperties: false };
 }

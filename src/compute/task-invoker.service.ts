@@ -29,7 +29,7 @@ export class TaskInvokerService {
   async invoke(name: string, request: FastifyRequest, reply: FastifyReply): Promise<InvokedTask> {
     const task = this.registry.get(name);
     if (task === undefined) throw Errors.taskNotFound(name);
-    const { input, body } = await this.readInput(task, request);
+    const { input, body } = this.readInput(task, request);
     const result = await this.pool.run(name, input, {
       body,
       signal: clientGone(reply),
@@ -40,14 +40,14 @@ export class TaskInvokerService {
   }
 
   /** Binary tasks: raw body plus options in the query. JSON tasks: the body is the input. */
-  private async readInput(
+  private readInput(
     task: TaskDefinition,
     request: FastifyRequest,
-  ): Promise<{ input: object; body?: Uint8Array }> {
+  ): { input: object; body?: Uint8Array } {
     if (task.binary !== undefined) {
       const body = TaskInputReader.binaryBody(task, request);
       return {
-        input: await TaskInputReader.options(task, request.query as Record<string, unknown>),
+        input: TaskInputReader.options(task, request.query as Record<string, unknown>),
         body,
       };
     }
@@ -62,6 +62,6 @@ export class TaskInvokerService {
         [{ property: 'query', messages: ['query parameters are not accepted for this task'] }],
       );
     }
-    return { input: await TaskInputReader.json(task, request.body) };
+    return { input: TaskInputReader.json(task, request.body) };
   }
 }

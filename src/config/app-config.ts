@@ -9,6 +9,8 @@ export abstract class AppConfig {
     readonly port: number;
     readonly host: string;
     readonly bodyLimitBytes: number;
+    /** Most strings, arrays and objects a JSON body may hold; counted before it is parsed. */
+    readonly maxJsonNodes: number;
     readonly binaryBodyLimitBytes: number;
     /** Time to receive a request's headers (slow headers are cut off with 408). */
     readonly headersTimeoutMs: number;

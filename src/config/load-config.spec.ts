@@ -19,6 +19,7 @@ describe(loadConfig.name, () => {
       port: 3000,
       host: '0.0.0.0',
       bodyLimitBytes: 1_048_576,
+      maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 60_000,

@@ -106,6 +106,7 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       port: vars.PORT,
       host: vars.HOST,
       bodyLimitBytes: vars.BODY_LIMIT_BYTES,
+      maxJsonNodes: vars.BODY_MAX_JSON_NODES,
       binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,

@@ -1,9 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
+import { hasMoreNodesThan } from './json-node-count';
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
+  /** Most strings, arrays and objects a JSON body may hold, counted on its bytes before JSON.parse. */
+  readonly maxJsonNodes: number;
   readonly binaryLimitBytes: number;
   /** Every content type some binary task accepts, besides JSON. */
   readonly rawContentTypes: readonly string[];
@@ -17,7 +20,8 @@ export interface BodyParserOptions {
 /**
  * Body parsing for the whole app (Nest's own parsers are switched off):
  * - JSON is parsed with Fastify's parser, which rejects `__proto__` and
- *   `constructor.prototype` keys, and held to the JSON limit;
+ *   `constructor.prototype` keys, and held to the JSON limit and, before it is
+ *   parsed, to `maxJsonNodes` strings, arrays and objects;
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
  * Oversized bodies with a Content-Length are refused before they are read
@@ -40,6 +44,20 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
       if (!isUtf8(bytes)) {
         const detail = 'The body is not valid UTF-8';
         return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
+      }
+      // What JSON.parse allocates is what it costs: refuse a body of too many nodes unparsed.
+      if (hasMoreNodesThan(bytes, options.maxJsonNodes)) {
+        const detail = `The body has more than ${options.maxJsonNodes} strings, arrays and objects`;
+        return done(
+          Errors.validationFailed(detail, [
+            {
+              property: 'body',
+              messages: [
+                `body must not have more than ${options.maxJsonNodes} strings, arrays and objects`,
+              ],
+            },
+          ]),
+        );
       }
       // Fastify's parser accepts a Buffer as well as a string.
       return parseJson(request, bytes as unknown as string, done);

@@ -20,6 +20,8 @@ export interface ProblemDetails {
   code: string;
   instance?: string;
   errors?: readonly FieldError[];
+  /** How many fields failed; `errors` lists at most the first few. */
+  errorCount?: number;
 }
 
 /**
@@ -75,7 +77,12 @@ export function toProblem(error: AppError, instance?: string): ProblemDetails {
     detail: error.detail,
     code: error.code,
     ...(instance === undefined ? {} : { instance }),
-    ...(error.facts.errors === undefined ? {} : { errors: error.facts.errors }),
+    ...(error.facts.errors === undefined
+      ? {}
+      : {
+          errors: error.facts.errors,
+          errorCount: error.facts.errorCount ?? error.facts.errors.length,
+        }),
   };
 }
 

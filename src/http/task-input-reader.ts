@@ -25,12 +25,12 @@ export const TaskInputReader = {
   },
 
   /** A binary task's options, from the query string (minus what belongs to the route). */
-  options(task: TaskDefinition, query: Readonly<Record<string, unknown>>): Promise<object> {
+  options(task: TaskDefinition, query: Readonly<Record<string, unknown>>): object {
     return validateInput(task.input, query, 'query');
   },
 
   /** A JSON task's input: the body, or a job's `input`, validated against the task's input. */
-  json(task: TaskDefinition, value: unknown): Promise<object> {
+  json(task: TaskDefinition, value: unknown): object {
     return validateInput(task.input, value);
   },
 };

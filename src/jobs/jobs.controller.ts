@@ -4,11 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
 import { AppConfig } from '../config/app-config';
+import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import { TaskRegistry } from '../tasks/task-registry';
-import { ListJobsQueryDto } from './dto/list-jobs-query.dto';
-import { SubmitJobDto } from './dto/submit-job.dto';
+import { listJobsQuery } from './dto/list-jobs-query.dto';
+import { submitJobInput } from './dto/submit-job.dto';
 import { JobStore } from './job-store';
 import { presentJob, type PresentedJob } from './job-view.presenter';
 import type { JobPayload, JobView } from './job.types';
@@ -36,11 +37,12 @@ export class JobsController {
       '`?task=<name>` and the task options (and `encrypt=true`) in the query string. ' +
       'The input is validated now: a bad job is refused at once, never failed later.',
   })
+  @ApiBodyFrom(submitJobInput)
   async submit(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<{ id: string; status: string; links: JobView['links'] }> {
-    const payload = await this.readPayload(request);
+    const payload = this.readPayload(request);
     const job = await this.store.submit(payload);
     void reply.header('location', job.links.self);
     return { id: job.id, status: job.status, links: job.links };
@@ -48,7 +50,9 @@ export class JobsController {
 
   @Get()
   @ApiOperation({ summary: 'Recent jobs, newest first, optionally by status; paginated' })
-  async list(@Query() query: ListJobsQueryDto) {
+  @ApiQueryFrom(listJobsQuery)
+  async list(@Query() rawQuery: Record<string, unknown>) {
+    const query = validateInput(listJobsQuery, rawQuery, 'query');
     const page = await this.store.list(query);
     const next =
       page.nextOffset === undefined
@@ -78,7 +82,7 @@ export class JobsController {
   }
 
   /** The same checks as `POST /api/tasks/:name`, done now, so a bad job never enters the queue. */
-  private async readPayload(request: FastifyRequest): Promise<JobPayload> {
+  private readPayload(request: FastifyRequest): JobPayload {
     const query = request.query as Record<string, unknown>;
     const contentType = mediaType(request.headers['content-type']);
     if (typeof query.task === 'string') {
@@ -98,7 +102,7 @@ export class JobsController {
           { property: 'query.encrypt', messages: ['encrypt must be true or false'] },
         ]);
       }
-      const input = await TaskInputReader.options(task, options);
+      const input = TaskInputReader.options(task, options);
       return this.withEncryption({
         task: task.name,
         input,
@@ -109,7 +113,7 @@ export class JobsController {
     if (contentType !== 'application/json') {
       throw Errors.unsupportedMediaType(contentType, ['application/json'], undefined);
     }
-    const submission = await validateInput(SubmitJobDto, request.body);
+    const submission = validateInput(submitJobInput, request.body);
     const task = this.registry.get(submission.task);
     if (task === undefined) throw Errors.taskNotFound(submission.task);
     if (task.binary !== undefined) {
@@ -118,7 +122,7 @@ export class JobsController {
         [{ property: 'task', messages: ['binary tasks take a raw body and ?task='] }],
       );
     }
-    const input = await TaskInputReader.json(task, submission.input ?? {});
+    const input = TaskInputReader.json(task, submission.input ?? {});
     return this.withEncryption({ task: task.name, input, encrypt: submission.encrypt === true });
   }
 

@@ -1,8 +1,7 @@
 import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
-import { IsIn, IsInt, Max, Min, registerDecorator } from 'class-validator';
 import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
-import { QueryInteger } from './query-number';
+import { inputSchema, integer, oneOf, type InputRule } from './input-schema';
 
 const FORMATS = ['gzip', 'deflate', 'br'] as const;
 type CompressionFormat = (typeof FORMATS)[number];
@@ -49,26 +48,31 @@ const CONTENT_TYPES: Readonly<Record<CompressionFormat, string>> = {
 };
 
 /** Query string of the `compress` task. */
-export class CompressInput {
-  /** `gzip` (RFC 1952), `deflate` (zlib stream, RFC 1950) or `br` (Brotli). */
-  @IsIn(FORMATS)
-  format: CompressionFormat = 'gzip';
-
-  /** Compression level: 1–9 for gzip and deflate, 0–11 (quality) for br. */
-  // Query values arrive as strings.
-  @QueryInteger()
-  @IsInt()
-  @Min(0)
-  @Max(11)
-  @LevelFitsFormat()
-  level = DEFAULT_LEVEL;
+export interface CompressInput {
+  format: CompressionFormat;
+  level: number;
 }
+
+export const compressInput = inputSchema<CompressInput>('CompressInput', {
+  format: oneOf(FORMATS, {
+    default: 'gzip',
+    description: '`gzip` (RFC 1952), `deflate` (zlib stream, RFC 1950) or `br` (Brotli).',
+  }),
+  level: integer(
+    { minimum: 0, maximum: 11 },
+    {
+      default: DEFAULT_LEVEL,
+      description: 'Compression level: 1–9 for gzip and deflate, 0–11 (quality) for br.',
+      rules: [levelFitsFormat],
+    },
+  ),
+});
 
 /** Compresses the raw request body and returns the compressed bytes. */
 export const compressTask = defineTask<CompressInput, Uint8Array>({
   name: 'compress',
   description: 'Compresses the raw request body with gzip, deflate (zlib) or Brotli.',
-  input: CompressInput,
+  input: compressInput,
   binary: {
     contentTypes: ['application/octet-stream'],
     output: 'bytes',
@@ -133,27 +137,12 @@ function describeCaps(caps: Readonly<Record<number, number>>): string {
   return `${listed.join(', ')}; other levels: the server body limit`;
 }
 
-function LevelFitsFormat(): PropertyDecorator {
-  const range = (input: CompressInput): { min: number; max: number } | undefined =>
-    (LEVELS as Partial<Record<string, { min: number; max: number }>>)[input.format];
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'levelFitsFormat',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown, args) => {
-          const limits = range(args?.object as CompressInput);
-          // An unknown format is reported by @IsIn, a non-integer by @IsInt.
-          return (
-            !limits || typeof value !== 'number' || (value >= limits.min && value <= limits.max)
-          );
-        },
-        defaultMessage: (args) => {
-          const input = args?.object as CompressInput;
-          const limits = range(input);
-          return `$property must be between ${limits?.min} and ${limits?.max} for ${input.format}`;
-        },
-      },
-    });
+/** The level's range depends on the format; an unknown format is reported on its own. */
+function levelFitsFormat(...[level, input]: Parameters<InputRule>): string | undefined {
+  const format = input.format;
+  if (typeof format !== 'string' || !Object.hasOwn(LEVELS, format)) return undefined;
+  const { min, max } = LEVELS[format as CompressionFormat];
+  return typeof level !== 'number' || (level >= min && level <= max)
+    ? undefined
+    : `$property must be between ${min} and ${max} for ${format}`;
 }

@@ -1,11 +1,11 @@
-import { plainToInstance } from 'class-transformer';
-import { ComputeInput, computeTask } from './compute.task';
+import { validateInput } from '../common/validation';
+import { computeInput, computeTask } from './compute.task';
 import * as shared from '../../test/support/task-input';
 
 const maxIterations = computeTask.limits.maxIterations as number;
 const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
 
-const invalidProperties = (plain: object) => shared.invalidProperties(ComputeInput, plain);
+const invalidProperties = (plain: object) => shared.invalidProperties(computeInput, plain);
 
 describe(`${computeTask.name} task`, () => {
   describe('run', () => {
@@ -13,54 +13,48 @@ describe(`${computeTask.name} task`, () => {
       let expected = 0;
       for (let i = 0; i < 1000; i++) expected += Math.sqrt(i) * Math.sin(i);
 
-      const output = await computeTask.run(
-        Object.assign(new ComputeInput(), { iterations: 1000, payloadSize: 0 }),
-        undefined,
-      );
+      const output = await computeTask.run({ iterations: 1000, payloadSize: 0 }, undefined);
 
       expect(output.computedValue).toBe(expected);
     });
 
     it('reports the length of the processed payload array', async () => {
-      const output = await computeTask.run(
-        Object.assign(new ComputeInput(), { iterations: 0, payloadSize: 12_345 }),
-        undefined,
-      );
+      const output = await computeTask.run({ iterations: 0, payloadSize: 12_345 }, undefined);
 
       expect(output).toEqual({ computedValue: 0, processedPayloadLength: 12_345 });
     });
   });
 
   describe('input', () => {
-    it('defaults to 10,000,000 iterations and a 100,000-element payload', async () => {
-      const input = plainToInstance(ComputeInput, {});
+    it('defaults to 10,000,000 iterations and a 100,000-element payload', () => {
+      const input = validateInput(computeInput, {});
 
       expect(input).toMatchObject({ iterations: 10_000_000, payloadSize: 100_000 });
-      expect(await invalidProperties({})).toEqual([]);
+      expect(invalidProperties({})).toEqual([]);
     });
 
-    it('accepts both bounds', async () => {
-      expect(await invalidProperties({ iterations: 0, payloadSize: 0 })).toEqual([]);
-      expect(
-        await invalidProperties({ iterations: maxIterations, payloadSize: maxPayloadSize }),
-      ).toEqual([]);
+    it('accepts both bounds', () => {
+      expect(invalidProperties({ iterations: 0, payloadSize: 0 })).toEqual([]);
+      expect(invalidProperties({ iterations: maxIterations, payloadSize: maxPayloadSize })).toEqual(
+        [],
+      );
     });
 
-    it('rejects values outside the bounds', async () => {
-      expect(await invalidProperties({ iterations: maxIterations + 1 })).toEqual(['iterations']);
-      expect(await invalidProperties({ iterations: -1 })).toEqual(['iterations']);
-      expect(await invalidProperties({ payloadSize: maxPayloadSize + 1 })).toEqual(['payloadSize']);
+    it('rejects values outside the bounds', () => {
+      expect(invalidProperties({ iterations: maxIterations + 1 })).toEqual(['iterations']);
+      expect(invalidProperties({ iterations: -1 })).toEqual(['iterations']);
+      expect(invalidProperties({ payloadSize: maxPayloadSize + 1 })).toEqual(['payloadSize']);
     });
 
-    it.each([['1000'], [1.5], [null], [true]])('rejects %p as a count', async (value) => {
-      expect(await invalidProperties({ iterations: value, payloadSize: value })).toEqual([
+    it.each([['1000'], [1.5], [null], [true]])('rejects %p as a count', (value) => {
+      expect(invalidProperties({ iterations: value, payloadSize: value })).toEqual([
         'iterations',
         'payloadSize',
       ]);
     });
 
-    it('rejects unknown properties', async () => {
-      expect(await invalidProperties({ loops: 5 })).toEqual(['loops']);
+    it('rejects unknown properties', () => {
+      expect(invalidProperties({ loops: 5 })).toEqual(['loops']);
     });
   });
 });

@@ -1,5 +1,5 @@
-import { IsInt, Max, Min } from 'class-validator';
 import { defineTask } from './task-definition';
+import { inputSchema, integer } from './input-schema';
 
 // Math.sin of large arguments dominates (~0.13 µs per iteration). Both bounds at once keep one
 // request to seconds of one core (6.5–6.9 s measured) and ~260 MB RSS.
@@ -7,21 +7,26 @@ const MAX_ITERATIONS = 50_000_000;
 // 10M elements alone: 0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
 const MAX_PAYLOAD_SIZE = 10_000_000;
 
-/** Input of the `compute` task; omitted properties take the defaults below. */
-export class ComputeInput {
-  /** Iterations of `result += Math.sqrt(i) * Math.sin(i)`. */
-  // No @IsOptional: the initializer supplies the default, and an explicit null must fail.
-  @IsInt()
-  @Min(0)
-  @Max(MAX_ITERATIONS)
-  iterations = 10_000_000;
-
-  /** Length of the array that is allocated, filled with `i` and mapped to `i * 2`. */
-  @IsInt()
-  @Min(0)
-  @Max(MAX_PAYLOAD_SIZE)
-  payloadSize = 100_000;
+/** Input of the `compute` task; omitted properties take the defaults. */
+export interface ComputeInput {
+  iterations: number;
+  payloadSize: number;
 }
+
+// A default, not optional: an explicit null must fail.
+export const computeInput = inputSchema<ComputeInput>('ComputeInput', {
+  iterations: integer(
+    { minimum: 0, maximum: MAX_ITERATIONS },
+    { default: 10_000_000, description: 'Iterations of `result += Math.sqrt(i) * Math.sin(i)`.' },
+  ),
+  payloadSize: integer(
+    { minimum: 0, maximum: MAX_PAYLOAD_SIZE },
+    {
+      default: 100_000,
+      description: 'Length of the array that is allocated, filled with `i` and mapped to `i * 2`.',
+    },
+  ),
+});
 
 /** Result of the `compute` task. */
 export interface ComputeOutput {
@@ -37,7 +42,7 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
   name: 'compute',
   description:
     'Sums Math.sqrt(i) * Math.sin(i) over `iterations`, then builds and maps a `payloadSize`-element array.',
-  input: ComputeInput,
+  input: computeInput,
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
   run({ iterations, payloadSize }) {
     let result = 0;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { IsIn } from 'class-validator';
 import { defineTask } from './task-definition';
+import { inputSchema, oneOf } from './input-schema';
 
 // No bound of its own: hashing is linear and fast, well under a second on one core even at the
 // 64 MiB server body limit: sha256 ~45 ms, blake2b512 ~100 ms, sha512 ~130 ms,
@@ -8,11 +8,13 @@ import { defineTask } from './task-definition';
 const ALGORITHMS = ['sha256', 'sha512', 'sha3-256', 'blake2b512'] as const;
 
 /** Query string of the `hash` task. */
-export class HashInput {
-  /** Digest algorithm. */
-  @IsIn(ALGORITHMS)
-  algorithm: (typeof ALGORITHMS)[number] = 'sha256';
+export interface HashInput {
+  algorithm: (typeof ALGORITHMS)[number];
 }
+
+export const hashInput = inputSchema<HashInput>('HashInput', {
+  algorithm: oneOf(ALGORITHMS, { default: 'sha256', description: 'Digest algorithm.' }),
+});
 
 /** Result of the `hash` task. */
 export interface HashOutput {
@@ -27,7 +29,7 @@ export interface HashOutput {
 export const hashTask = defineTask<HashInput, HashOutput>({
   name: 'hash',
   description: `Hashes the raw request body with ${ALGORITHMS.join(', ')}; returns the hex digest.`,
-  input: HashInput,
+  input: hashInput,
   binary: { contentTypes: ['application/octet-stream'] },
   limits: { algorithms: ALGORITHMS.join(', '), maxBodyBytes: 'the server body limit' },
   run({ algorithm }, body) {

@@ -1,5 +1,6 @@
 import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
+import { inputSchema } from './input-schema';
 
 // The body limit (64 MiB) does not bound JSON.parse, whose cost follows what it allocates, and
 // faster than linearly. Measured at 64 MiB: 22M empty objects `[{},{},…]` 28 s and 2 GB; 32M
@@ -40,7 +41,9 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
 /** Query string of the `json-stats` task: it takes no options. */
-export class JsonStatsInput {}
+export type JsonStatsInput = Record<string, never>;
+
+export const jsonStatsInput = inputSchema<JsonStatsInput>('JsonStatsInput', {});
 
 /** Statistics of one numeric field. */
 export interface FieldStats {
@@ -68,7 +71,7 @@ export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
   name: 'json-stats',
   description:
     'Parses a JSON array of objects and returns count, min, max, mean and sum of each numeric field.',
-  input: JsonStatsInput,
+  input: jsonStatsInput,
   binary: { contentTypes: ['application/json', 'application/octet-stream'] },
   limits: {
     maxFields: MAX_FIELDS,

@@ -1,14 +1,5 @@
-import {
-  IsDefined,
-  IsIn,
-  IsInt,
-  IsOptional,
-  Max,
-  Min,
-  registerDecorator,
-  ValidateIf,
-} from 'class-validator';
 import { defineTask } from './task-definition';
+import { checkedBy, inputSchema, integer, oneOf, type InputRule } from './input-schema';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
 // so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core, within
@@ -22,43 +13,62 @@ const OUTPUTS = ['product', 'checksum'] as const;
 type Matrix = number[][];
 
 /** Input of the `matrix-multiply` task: either `a` and `b`, or `size` (and `seed`). */
-export class MatrixMultiplyInput {
-  /** Left matrix, as rows. */
-  @ValidateIf((input: MatrixMultiplyInput) => input.size === undefined)
-  @IsDefined({ message: '$property is required unless size is given' })
-  @IsMatrix()
+export interface MatrixMultiplyInput {
   a?: Matrix;
-
-  /** Right matrix, as rows; it has as many rows as `a` has columns. */
-  @ValidateIf((input: MatrixMultiplyInput) => input.size === undefined)
-  @IsDefined({ message: '$property is required unless size is given' })
-  @IsMatrix()
-  @RowsMatchColumnsOfA()
   b?: Matrix;
-
-  /** Multiplies two generated `size`×`size` matrices instead of given ones. */
-  @ValidateIf((input: MatrixMultiplyInput) => input.size !== undefined)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_DIMENSION)
-  @ExcludesGivenMatrices()
   size?: number;
-
-  /** Seed of the generator used with `size`; the same seed gives the same matrices. */
-  @IsInt()
-  @Min(0)
-  @Max(0xffff_ffff)
-  seed = 1;
-
-  /**
-   * `product` returns every entry; `checksum` only their sum. Default: the product for
-   * given matrices when it has at most `maxProductEntries` entries, otherwise the checksum.
-   */
-  @IsOptional()
-  @IsIn(OUTPUTS)
-  @ProductFits()
+  seed: number;
   output?: (typeof OUTPUTS)[number];
 }
+
+const givenMatrices = (input: Readonly<Record<string, unknown>>) => input.size === undefined;
+const MATRIX_SCHEMA = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_DIMENSION,
+  items: {
+    type: 'array',
+    minItems: 1,
+    maxItems: MAX_DIMENSION,
+    items: { type: 'number' },
+  },
+} as const;
+
+export const matrixMultiplyInput = inputSchema<MatrixMultiplyInput>('MatrixMultiplyInput', {
+  a: checkedBy(MATRIX_SCHEMA, isMatrix, {
+    description: 'Left matrix, as rows.',
+    when: givenMatrices,
+    requiredMessage: '$property is required unless size is given',
+  }),
+  b: checkedBy(MATRIX_SCHEMA, isMatrix, {
+    description: 'Right matrix, as rows; it has as many rows as `a` has columns.',
+    when: givenMatrices,
+    requiredMessage: '$property is required unless size is given',
+    rules: [rowsMatchColumnsOfA],
+  }),
+  size: integer(
+    { minimum: 1, maximum: MAX_DIMENSION },
+    {
+      description: 'Multiplies two generated `size`×`size` matrices instead of given ones.',
+      when: (input) => !givenMatrices(input),
+      rules: [excludesGivenMatrices],
+    },
+  ),
+  seed: integer(
+    { minimum: 0, maximum: 0xffff_ffff },
+    {
+      default: 1,
+      description: 'Seed of the generator used with `size`; the same seed gives the same matrices.',
+    },
+  ),
+  output: oneOf(OUTPUTS, {
+    optional: true,
+    description:
+      '`product` returns every entry; `checksum` only their sum. Default: the product for ' +
+      'given matrices when it has at most `maxProductEntries` entries, otherwise the checksum.',
+    rules: [productFits],
+  }),
+});
 
 /** Result of the `matrix-multiply` task. */
 export interface MatrixMultiplyOutput {
@@ -74,7 +84,7 @@ export const matrixMultiplyTask = defineTask<MatrixMultiplyInput, MatrixMultiply
   name: 'matrix-multiply',
   description:
     'Multiplies matrices a and b, or two seeded random size×size matrices; returns the product or its checksum.',
-  input: MatrixMultiplyInput,
+  input: matrixMultiplyInput,
   limits: { maxDimension: MAX_DIMENSION, maxProductEntries: MAX_PRODUCT_ENTRIES },
   run(input) {
     const { a, b, rows, inner, cols } =
@@ -192,76 +202,40 @@ function matrixProblem(value: unknown): string | undefined {
 }
 
 // The dimensions of the product, when they can be known from the (possibly invalid) input.
-function productShape(input: MatrixMultiplyInput): { rows: number; cols: number } | undefined {
-  if (input.size !== undefined) return { rows: input.size, cols: input.size };
-  const first: unknown = input.b?.[0];
+function productShape(
+  input: Readonly<Record<string, unknown>>,
+): { rows: number; cols: number } | undefined {
+  if (typeof input.size === 'number') return { rows: input.size, cols: input.size };
+  const first: unknown = Array.isArray(input.b) ? input.b[0] : undefined;
   if (!Array.isArray(input.a) || !Array.isArray(first)) return undefined;
   return { rows: input.a.length, cols: first.length };
 }
 
-// A property decorator whose check may look at the whole input (cross-field rules).
-function check(
-  name: string,
-  isValid: (value: unknown, input: MatrixMultiplyInput) => boolean,
-  message: (value: unknown, input: MatrixMultiplyInput) => string,
-): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name,
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown, args) => isValid(value, args?.object as MatrixMultiplyInput),
-        defaultMessage: (args) => message(args?.value, args?.object as MatrixMultiplyInput),
-      },
-    });
+function isMatrix(value: unknown): string | undefined {
+  const problem = matrixProblem(value);
+  return problem === undefined ? undefined : `$property ${problem}`;
 }
 
-function IsMatrix(): PropertyDecorator {
-  return check(
-    'isMatrix',
-    (value) => matrixProblem(value) === undefined,
-    (value) => `$property ${matrixProblem(value) ?? 'must be a matrix'}`,
-  );
+// Only a well-formed a has a column count to compare with; isMatrix reports a malformed one.
+function rowsMatchColumnsOfA(...[b, input]: Parameters<InputRule>): string | undefined {
+  const a = input.a;
+  if (!Array.isArray(b) || matrixProblem(a) !== undefined) return undefined;
+  const columnsOfA = ((a as Matrix)[0] ?? []).length;
+  return b.length === columnsOfA
+    ? undefined
+    : `$property must have as many rows as a has columns (${columnsOfA}), got ${b.length}`;
 }
 
-function RowsMatchColumnsOfA(): PropertyDecorator {
-  // Only a well-formed a has a column count to compare with; IsMatrix reports a malformed one.
-  const columnsOfA = (input: MatrixMultiplyInput): number | undefined =>
-    matrixProblem(input.a) === undefined ? input.a?.[0]?.length : undefined;
-  return check(
-    'rowsMatchColumnsOfA',
-    (value, input) =>
-      !Array.isArray(value) ||
-      columnsOfA(input) === undefined ||
-      value.length === columnsOfA(input),
-    (value, input) =>
-      `$property must have as many rows as a has columns (${columnsOfA(input)}), ` +
-      `got ${Array.isArray(value) ? value.length : 0}`,
-  );
+function excludesGivenMatrices(...[, input]: Parameters<InputRule>): string | undefined {
+  return input.a === undefined && input.b === undefined
+    ? undefined
+    : '$property cannot be combined with a or b: give either a and b, or size';
 }
 
-function ExcludesGivenMatrices(): PropertyDecorator {
-  return check(
-    'excludesGivenMatrices',
-    (_, input) => input.a === undefined && input.b === undefined,
-    () => '$property cannot be combined with a or b: give either a and b, or size',
-  );
-}
-
-function ProductFits(): PropertyDecorator {
-  return check(
-    'productFits',
-    (value, input) => {
-      const shape = productShape(input);
-      return value !== 'product' || !shape || shape.rows * shape.cols <= MAX_PRODUCT_ENTRIES;
-    },
-    (_, input) => {
-      const shape = productShape(input);
-      return (
-        `$property 'product' is limited to ${MAX_PRODUCT_ENTRIES} entries ` +
-        `(this product is ${shape?.rows}×${shape?.cols}); use 'checksum'`
-      );
-    },
-  );
+function productFits(...[output, input]: Parameters<InputRule>): string | undefined {
+  const shape = productShape(input);
+  return output !== 'product' || !shape || shape.rows * shape.cols <= MAX_PRODUCT_ENTRIES
+    ? undefined
+    : `$property 'product' is limited to ${MAX_PRODUCT_ENTRIES} entries ` +
+        `(this product is ${shape.rows}×${shape.cols}); use 'checksum'`;
 }

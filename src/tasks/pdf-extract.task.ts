@@ -1,7 +1,6 @@
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
-import { QueryInteger } from './query-number';
+import { inputSchema, integer } from './input-schema';
 
 // Bounds: a PDF's cost grows with its pages and its text, not its bytes (a small file can
 // declare many pages). Text past MAX_TEXT_CHARS is cut (`truncated: true`) so that a result
@@ -11,15 +10,21 @@ const MAX_TEXT_CHARS = 2_000_000;
 const PDF_MAGIC = '%PDF-';
 
 /** Query string of the `pdf-extract` task. */
-export class PdfExtractInput {
-  /** Extract the text of at most this many pages (metadata always covers the whole file). */
-  @IsOptional()
-  @QueryInteger()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGES)
-  maxPages: number = MAX_PAGES;
+export interface PdfExtractInput {
+  maxPages: number;
 }
+
+export const pdfExtractInput = inputSchema<PdfExtractInput>('PdfExtractInput', {
+  maxPages: integer(
+    { minimum: 1, maximum: MAX_PAGES },
+    {
+      default: MAX_PAGES,
+      optional: true,
+      description:
+        'Extract the text of at most this many pages (metadata always covers the whole file).',
+    },
+  ),
+});
 
 /** Result of the `pdf-extract` task. */
 export interface PdfExtractOutput {
@@ -66,7 +71,7 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
   name: 'pdf-extract',
   description:
     'Validates a PDF and returns its text per page and its metadata (title, author, pages, dates).',
-  input: PdfExtractInput,
+  input: pdfExtractInput,
   binary: { contentTypes: ['application/pdf'] },
   limits: {
     maxPages: MAX_PAGES,

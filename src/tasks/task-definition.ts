@@ -1,3 +1,5 @@
+import type { InputSchema } from './input-schema';
+
 /**
  * The one description of a task, shared by both sides of the pool:
  * the main thread reads `name`, `description`, `input`, `binary` and `limits`
@@ -12,10 +14,11 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
   /** One sentence for the catalog and the OpenAPI document. */
   readonly description: string;
   /**
-   * class-validator DTO. For JSON tasks it validates the body; for binary
-   * tasks it validates the query string (the options of the raw-body task).
+   * The input's JSON Schema (`./input-schema` builders, or a plain JSON Schema object).
+   * For JSON tasks it checks the body; for binary tasks the query string (the options
+   * of the raw-body task). Compiled once on the main thread; threads never check it.
    */
-  readonly input: new () => Input;
+  readonly input: InputSchema<Input>;
   /** Present for tasks whose body is raw bytes instead of JSON. */
   readonly binary?: BinaryTaskOptions;
   /** The bounds that keep one valid request from running away; listed in the catalog. */
@@ -42,7 +45,7 @@ export interface BinaryTaskOptions {
   responseContentType?(input: object): string;
 }
 
-/** Helps TypeScript infer `Input` from the DTO class while keeping the registry uniform. */
+/** Helps TypeScript tie `Input` to the input schema while keeping the registry uniform. */
 export function defineTask<Input extends object, Output>(
   definition: TaskDefinition<Input, Output>,
 ): TaskDefinition<Input, Output> {

@@ -54,7 +54,8 @@ function isTaskDefinition(value: unknown): value is TaskDefinition {
   return (
     typeof task?.name === 'string' &&
     typeof task.run === 'function' &&
-    typeof task.input === 'function' &&
+    typeof task.input === 'object' &&
+    task.input !== null &&
     typeof task.description === 'string'
   );
 }

@@ -2,8 +2,6 @@
  * The module every worker thread loads (Piscina's `filename`). It imports the
  * task registry and nothing from Nest, so a thread is ready in milliseconds.
  */
-// class-transformer's @Type() in task DTOs needs the Reflect metadata API.
-import 'reflect-metadata';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';

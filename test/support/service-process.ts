@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { freePort } from './free-port';
+import { sumRssKiB } from './process-tree';
 import { FAULT_TASKS } from './test-config';
 
 export { freePort };
@@ -216,40 +216,4 @@ function groupAlive(pgid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** VmRSS of `pid` and every descendant, from /proc (Linux). */
-export function sumRssKiB(pid: number): number {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The command name in parentheses may contain spaces; the ppid follows the last ')'.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(Number(entry), ppid);
-    } catch {
-      // exited while we looked
-    }
-  }
-  const family = new Set([pid]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [child, parent] of parents) {
-      if (family.has(parent) && !family.has(child)) {
-        family.add(child);
-        grew = true;
-      }
-    }
-  }
-  let total = 0;
-  for (const member of family) {
-    try {
-      const status = readFileSync(`/proc/${member}/status`, 'utf8');
-      total += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0);
-    } catch {
-      // exited while we looked
-    }
-  }
-  return total;
 }

@@ -1,17 +1,18 @@
 import { AppError } from '../../src/common/app-error';
 import { validateInput } from '../../src/common/validation';
+import type { InputSchema } from '../../src/tasks/input-schema';
 
 /**
  * The messages per field that the service's own validation (`validateInput`,
  * as used for every task request) gives this input; empty when it is valid.
  */
-export async function fieldErrors(
-  dto: new () => object,
+export function fieldErrors(
+  schema: InputSchema,
   plain: unknown,
   where: 'body' | 'query' = 'body',
-): Promise<Record<string, string[]>> {
+): Record<string, string[]> {
   try {
-    await validateInput(dto, plain, where);
+    validateInput(schema, plain, where);
     return {};
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
@@ -22,10 +23,10 @@ export async function fieldErrors(
 }
 
 /** The fields the service's validation rejects in this input. */
-export async function invalidProperties(
-  dto: new () => object,
+export function invalidProperties(
+  schema: InputSchema,
   plain: unknown,
   where: 'body' | 'query' = 'body',
-): Promise<string[]> {
-  return Object.keys(await fieldErrors(dto, plain, where));
+): string[] {
+  return Object.keys(fieldErrors(schema, plain, where));
 }

@@ -1,19 +1,20 @@
-import { IsBoolean, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { boolean, inputSchema, jsonObject, string } from '../../tasks/input-schema';
 
 /** `POST /api/jobs` with a JSON body: a JSON task and its input. */
-export class SubmitJobDto {
-  /** A task name from `GET /api/tasks`. */
-  @IsString()
-  @MaxLength(100)
-  task!: string;
-
-  /** The task's input, validated as `POST /api/tasks/:name` validates its body. */
-  @IsOptional()
-  @IsObject()
+export interface SubmitJob {
+  task: string;
   input?: object;
-
-  /** Store and return the result encrypted (AES-256-GCM, `RESULT_ENCRYPTION_KEY`). */
-  @IsOptional()
-  @IsBoolean()
   encrypt?: boolean;
 }
+
+export const submitJobInput = inputSchema<SubmitJob>('SubmitJob', {
+  task: string({ maxLength: 100 }, { description: 'A task name from `GET /api/tasks`.' }),
+  input: jsonObject({
+    optional: true,
+    description: "The task's input, checked as `POST /api/tasks/:name` checks its body.",
+  }),
+  encrypt: boolean({
+    optional: true,
+    description: 'Store and return the result encrypted (AES-256-GCM, `RESULT_ENCRYPTION_KEY`).',
+  }),
+});
