@@ -115,7 +115,10 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
     service = cluster;
     await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
     load = keepAliveLoad({ url: cluster.url, ...LOAD });
-    await waitUntil('answers from both processes', () => answeringPids(load!.samples).length >= 2);
+    await waitUntil(
+      'answers from both processes',
+      () => answeringPids(load!.samples).length >= 2 && load!.samples.length >= 100,
+    );
 
     cluster.child.kill('SIGTERM');
     // Readiness failing is a load balancer's cue to stop sending: the client stops then.
