@@ -39,6 +39,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     connectionTimeout: config.http.connectionTimeoutMs,
+    // Node says `Connection: close` on the last allowed response; 0 is no limit.
+    maxRequestsPerSocket: config.http.maxRequestsPerConnection,
     http: {
       headersTimeout: config.http.headersTimeoutMs,
       // Node checks both timeouts on this interval (30 s by default), so it bounds how late

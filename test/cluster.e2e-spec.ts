@@ -104,7 +104,7 @@ describe('cluster (real processes, real signals)', () => {
       body: SLOW,
       concurrency,
       until: stop.promise,
-      // A connection the primary handed to the victim just before it died is never answered.
+      // A guard: under round robin, a connection handed to the victim as it died was never answered (ADR 0009).
       requestTimeoutMs: 15_000,
       onResult: (outcome) => void (outcome === 'ok' && (succeeded += 1)),
     });

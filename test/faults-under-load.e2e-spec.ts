@@ -166,13 +166,6 @@ describe('Faults under load', () => {
       service = await startService({
         CLUSTER_WORKERS: '2',
         POOL_THREADS: '1',
-        // KNOWN BUG in the minimal primary (src/cluster/primary.ts, not this branch's to
-        // change): under Node's default round-robin policy the primary accepts a connection
-        // and hands it to a worker over IPC; handed to a worker that has just been killed, it
-        // is never answered nor closed, and that client hangs. With the kernel distributing
-        // connections (SCHED_NONE) only the requests in flight fail, as the contract says.
-        // Remove this line once the primary sets cluster.schedulingPolicy itself.
-        NODE_CLUSTER_SCHED_POLICY: 'none',
       });
       expect(await waitFor(() => serverPids(service).length === 2, 30_000)).toBe(true);
       const [victim] = serverPids(service);

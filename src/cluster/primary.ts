@@ -178,7 +178,14 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   process.on('SIGINT', () => stop('SIGINT', ExitCode.OK));
   process.on('SIGHUP', () => void reload());
 
+  // Before the first fork, which freezes it. `kernel`: no connection is ever handed to a
+  // process that is dying, so none hangs (ADR 0010); Node's round robin would hand it on.
+  cluster.schedulingPolicy =
+    config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
   startClusterMetrics();
   for (let i = 0; i < config.cluster.workers; i++) fork();
-  log('info', `primary ${process.pid} started ${config.cluster.workers} processes`);
+  log(
+    'info',
+    `primary ${process.pid} started ${config.cluster.workers} processes (scheduling: ${config.cluster.schedulingPolicy})`,
+  );
 }

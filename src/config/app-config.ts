@@ -1,4 +1,4 @@
-import type { LogLevel } from './environment-variables';
+import type { ClusterSchedulingPolicy, LogLevel } from './environment-variables';
 
 /**
  * The typed, resolved and frozen configuration. `auto` values are resolved
@@ -20,10 +20,16 @@ export abstract class AppConfig {
     readonly keepAliveTimeoutMs: number;
     /** A socket with no traffic either way for this long is closed; 0 never. */
     readonly connectionTimeoutMs: number;
+    /** Requests per keep-alive connection; 0: no limit. */
+    readonly maxRequestsPerConnection: number;
+    /** A connection older than this is closed after its next response; 0: never. */
+    readonly maxConnectionAgeMs: number;
   };
   abstract readonly cluster: {
     /** HTTP processes; 1 means no primary, no fork. */
     readonly workers: number;
+    /** `kernel`: the processes accept from one shared socket; `round-robin`: the primary hands connections on. */
+    readonly schedulingPolicy: ClusterSchedulingPolicy;
   };
   abstract readonly pool: {
     /** Worker threads in this process; 0 runs tasks inline on the event loop. */

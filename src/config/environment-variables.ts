@@ -18,6 +18,10 @@ const autoOrNumber = () =>
 const isNotAuto = (property: keyof EnvironmentVariables) => (env: EnvironmentVariables) =>
   env[property] !== 'auto';
 
+/** How the cluster's processes share the port; see docs/adr/0010-kernel-distributes-connections.md. */
+export const CLUSTER_SCHEDULING_POLICIES = ['kernel', 'round-robin'] as const;
+export type ClusterSchedulingPolicy = (typeof CLUSTER_SCHEDULING_POLICIES)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -51,6 +55,10 @@ export class EnvironmentVariables {
   @Max(256)
   @IsInt({ message: 'CLUSTER_WORKERS must be `auto` or a whole number' })
   CLUSTER_WORKERS: number | 'auto' = 'auto';
+
+  /** How the cluster's processes share the port. `kernel`: every process accepts from the one listening socket, so a connection is never handed to a process that has died. `round-robin`: Node's default, the primary accepts and hands each connection on; one handed to a process as it is killed hangs until the client gives up (docs/lifecycle.md). */
+  @IsIn(CLUSTER_SCHEDULING_POLICIES)
+  CLUSTER_SCHEDULING_POLICY: ClusterSchedulingPolicy = 'kernel';
 
   /** Worker threads per process. `auto`: usable cores ÷ processes, at least 1. `0` runs tasks inline on the event loop (for comparison only). */
   @autoOrNumber()
@@ -150,6 +158,20 @@ export class EnvironmentVariables {
   @Max(86_400_000)
   @IsInt({ message: 'HTTP_CONNECTION_TIMEOUT_MS must be `auto` or a whole number' })
   HTTP_CONNECTION_TIMEOUT_MS: number | 'auto' = 'auto';
+
+  /** A keep-alive connection carries at most this many requests; the last response says `Connection: close`, so the client reconnects and may land on another process. `0`: no limit. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt()
+  HTTP_MAX_REQUESTS_PER_CONNECTION = 0;
+
+  /** Once a keep-alive connection is older than this, its next response says `Connection: close`, so long-lived connections spread again over the processes (after a respawn, say). `0`: no limit. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt()
+  HTTP_MAX_CONNECTION_AGE_MS = 5_000;
 
   /** Readiness fails when the queue is this full (share of `POOL_MAX_QUEUE`), and recovers when it is down to half of that. */
   @Type(() => Number)

@@ -25,7 +25,10 @@ describe(loadConfig.name, () => {
       requestTimeoutMs: 60_000,
       keepAliveTimeoutMs: 72_000,
       connectionTimeoutMs: 70_000,
+      maxRequestsPerConnection: 0,
+      maxConnectionAgeMs: 5_000,
     });
+    expect(config.cluster.schedulingPolicy).toBe('kernel');
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
       maxTasksPerThread: 0,

@@ -116,8 +116,10 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
           ? Math.max(vars.TASK_TIMEOUT_MS, vars.HTTP_REQUEST_TIMEOUT_MS) +
             CONNECTION_TIMEOUT_MARGIN_MS
           : vars.HTTP_CONNECTION_TIMEOUT_MS,
+      maxRequestsPerConnection: vars.HTTP_MAX_REQUESTS_PER_CONNECTION,
+      maxConnectionAgeMs: vars.HTTP_MAX_CONNECTION_AGE_MS,
     },
-    cluster: { workers: clusterWorkers },
+    cluster: { workers: clusterWorkers, schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY },
     pool: {
       threads,
       maxQueue,

@@ -10,8 +10,8 @@ import { compileRouteProfile } from './route-behaviour';
 export interface DrainGate {
   /** Counts the request in; false when it must be refused with SHUTTING_DOWN. */
   admits(request: IncomingMessage, response: ServerResponse): boolean;
-  /** True while draining: responses ask clients to close their connection. */
-  readonly closingConnections: boolean;
+  /** True when this response must ask its client to close the connection (draining, or an old connection). */
+  closesConnection(request: IncomingMessage): boolean;
 }
 
 /** Where each answered request is reported (HttpMetricsService). */
@@ -38,11 +38,13 @@ export interface HookParticipants {
  *
  * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
- * 3. `onRequest`: the drain counts the request; on a used connection while
- *    draining it is refused with 503 SHUTTING_DOWN.
+ * 3. `onRequest`: the drain counts the request; once its budget has run out,
+ *    it is refused with 503 SHUTTING_DOWN.
  * 4. `onRequest`: a body announced larger than its route's limit: 413 before it is read.
  * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
- * 6. `onSend`: while draining, every response carries `Connection: close`.
+ * 6. `onSend`: `Connection: close` on every 503, while draining, and once a
+ *    connection is older than its maximum age, so the client reconnects —
+ *    to another process, or to this one's replacement.
  * 7. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
@@ -75,8 +77,12 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
 
   registerBodyParsers(fastify, bodies);
 
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (drain.closingConnections) void reply.header('connection', 'close');
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    // A process that answers 503 is full or going away: the client's next try on a new
+    // connection may land on a process that is not.
+    if (reply.statusCode === 503 || drain.closesConnection(request.raw)) {
+      void reply.header('connection', 'close');
+    }
     done(null, payload);
   });
 

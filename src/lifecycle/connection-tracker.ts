@@ -1,62 +1,114 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { IdleWaiter } from '../common/idle-waiter';
 
 interface SocketState {
-  /** Requests this connection has carried, the current one included. */
-  served: number;
+  /** When the connection was accepted (or first seen), on `performance.now()`'s clock. */
+  readonly openedAt: number;
+  /** Requests in flight on it (more than one only when the client pipelines). */
   active: number;
+  /** When its last response ended, or it was accepted: how long it has sat unused. */
+  idleSince: number;
 }
 
+/** How often `whenClosed` looks for connections that have settled, at most. */
+const MAX_SETTLE_POLL_MS = 100;
+
 /**
- * Counts the requests in flight and remembers, per connection, how many it
- * has carried. The drain needs both: it waits for the count to reach zero,
- * closes keep-alive connections that sit idle, and refuses further requests
- * on connections that were already used — while the first request of a
- * connection accepted just before the listener closed is still served.
+ * Every open connection of the server, with its age and whether a request is
+ * in flight on it, and the count of requests in flight. The drain waits for
+ * the connections to close; the connection policy reads their age.
  */
 export class ConnectionTracker {
   private readonly sockets = new Map<Socket, SocketState>();
   private readonly idle = new IdleWaiter();
+  private readonly closed = new IdleWaiter();
   private active = 0;
 
   get inFlight(): number {
     return this.active;
   }
 
-  /** Records a request; returns true when it is the first one on its connection. */
-  begin(request: IncomingMessage, response: ServerResponse): boolean {
-    const { socket } = request;
-    let state = this.sockets.get(socket);
-    if (state === undefined) {
-      const created: SocketState = { served: 0, active: 0 };
-      this.sockets.set(socket, created);
-      socket.once('close', () => this.sockets.delete(socket));
-      state = created;
-    }
-    const first = state.served === 0;
-    state.served += 1;
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
+  /** A connection was accepted: tracked from now, so one that never sends a request is closed too. */
+  opened(socket: Socket): void {
+    this.stateOf(socket);
+  }
+
+  /** Records a request until its response closes. */
+  begin(request: IncomingMessage, response: ServerResponse): void {
+    const state = this.stateOf(request.socket);
     state.active += 1;
     this.active += 1;
-    const done = state;
     // `close` fires once per response, whether it finished or the client left.
     response.once('close', () => {
-      done.active -= 1;
+      state.active -= 1;
+      state.idleSince = performance.now();
       this.active -= 1;
       if (this.active === 0) this.idle.idle();
     });
-    return first;
   }
 
-  /** Closes every kept-alive connection that is between requests. */
-  closeIdle(): void {
+  /** Milliseconds since the connection was accepted. */
+  ageOf(socket: Socket): number {
+    const state = this.sockets.get(socket);
+    return state === undefined ? 0 : performance.now() - state.openedAt;
+  }
+
+  /**
+   * Closes each connection that has had no request in flight for at least
+   * `settleMs`. A connection is never closed the instant it falls idle: a
+   * keep-alive client may already have written its next request, which the
+   * close would reset (see docs/lifecycle.md, "The idle-close race").
+   */
+  closeSettled(settleMs: number): number {
+    const now = performance.now();
+    let closedNow = 0;
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0) socket.destroy();
+      if (state.active === 0 && now - state.idleSince >= settleMs) {
+        socket.destroy();
+        closedNow += 1;
+      }
     }
+    return closedNow;
   }
 
   /** Resolves true once no request is in flight, or false when `timeoutMs` passes first. */
   whenIdle(timeoutMs: number): Promise<boolean> {
     return this.idle.wait(this.active === 0, timeoutMs);
+  }
+
+  /**
+   * Resolves true once every connection has closed — busy ones after their
+   * response (which the caller makes say `Connection: close`), idle ones once
+   * they have settled — or false when `timeoutMs` passes first.
+   */
+  async whenClosed(settleMs: number, timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    const pollMs = Math.max(1, Math.min(MAX_SETTLE_POLL_MS, settleMs / 4));
+    for (;;) {
+      this.closeSettled(settleMs);
+      if (this.sockets.size === 0) return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await this.closed.wait(false, Math.min(pollMs, left));
+    }
+  }
+
+  private stateOf(socket: Socket): SocketState {
+    const known = this.sockets.get(socket);
+    if (known !== undefined) return known;
+    const now = performance.now();
+    const state: SocketState = { openedAt: now, active: 0, idleSince: now };
+    this.sockets.set(socket, state);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      if (this.sockets.size === 0) this.closed.idle();
+    });
+    return state;
   }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Server as NetServer } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
@@ -18,6 +18,16 @@ export type LifecyclePhase = 'serving' | 'stopping' | 'draining' | 'closed';
 
 /** After the budget, cancelled tasks answer within this time (503 SHUTTING_DOWN) before sockets are cut. */
 const CANCELLED_ANSWER_GRACE_MS = 1_000;
+
+/**
+ * While draining, a connection with no request in flight is closed once it has
+ * been unused this long, not at once: a keep-alive client that got a response
+ * a moment ago may be writing its next request on it right now, and closing
+ * then resets that request. A client sending continuously never leaves a
+ * connection unused this long, so its connections close the race-free way,
+ * after a response that says `Connection: close` (docs/lifecycle.md).
+ */
+export const IDLE_SETTLE_MS = 500;
 
 /**
  * The graceful shutdown of one HTTP process, as docs/operations.md's numbered steps
@@ -42,25 +52,34 @@ export class ShutdownService {
     return this.current;
   }
 
-  /** The server whose listener the drain closes and whose connections it cuts last. */
+  /** The server whose listener the drain closes and whose connections it tracks and closes. */
   bind(server: Server): void {
     this.server = server;
+    server.on('connection', (socket: Socket) => this.connections.opened(socket));
   }
 
   /**
-   * Counts a request in; false when it must be refused with SHUTTING_DOWN:
-   * while draining, requests on already-used connections are refused, while
-   * the first request of a connection accepted just before the listener
-   * closed is still served.
+   * Counts a request in; false when it must be refused with SHUTTING_DOWN,
+   * which happens only once the drain's budget has run out. While draining, a
+   * request on a kept-alive connection is served (its response closes the
+   * connection): the client sent it before it could know, and refusing it
+   * would lose it.
    */
   admits(request: IncomingMessage, response: ServerResponse): boolean {
-    const first = this.connections.begin(request, response);
-    return this.current === 'serving' || this.current === 'stopping' || first;
+    this.connections.begin(request, response);
+    return this.current !== 'closed';
   }
 
-  /** While draining, every response asks its client to close the connection. */
-  get closingConnections(): boolean {
-    return this.current === 'draining' || this.current === 'closed';
+  /**
+   * Whether this response must close its connection: while draining, every
+   * one does; otherwise one whose connection is older than
+   * `HTTP_MAX_CONNECTION_AGE_MS`, so that long-lived connections are spread
+   * again over the processes (a respawned one gets its share).
+   */
+  closesConnection(request: IncomingMessage): boolean {
+    if (this.current === 'draining' || this.current === 'closed') return true;
+    const { maxConnectionAgeMs } = this.config.http;
+    return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
   }
 
   /** Runs the shutdown once (later calls get the same result); resolves with the exit code. */
@@ -76,20 +95,24 @@ export class ShutdownService {
     this.logger.log(`${reason}: readiness fails now; serving ${delayMs} ms more, then draining`);
     if (delayMs > 0) await sleep(delayMs);
 
-    // 2. Stop accepting: no new connections; idle keep-alive connections close.
+    // 2. Stop accepting: no new connections; every response now says `Connection: close`.
     const deadline = performance.now() + timeoutMs;
     const remaining = () => Math.max(0, deadline - performance.now());
     this.current = 'draining';
     this.stopListening();
-    this.connections.closeIdle();
     this.logger.log(
-      `Draining ${this.connections.inFlight} requests within ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS)`,
+      `Draining ${this.connections.inFlight} requests on ${this.connections.openConnections} connections within ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS)`,
     );
 
-    // 3. In-flight requests finish, with the tasks they queued in the pool.
-    const requestsFinished = await this.connections.whenIdle(remaining());
+    // 3. In-flight requests finish, with the tasks they queued in the pool; each
+    // connection closes after its next response, or once it has settled idle.
+    const connectionsClosed = await this.connections.whenClosed(IDLE_SETTLE_MS, remaining());
+    // Connections left idle at the budget's end cost nothing: every request was answered.
+    const requestsFinished = connectionsClosed || this.connections.inFlight === 0;
 
-    // 4. The pool closes; past the budget it cancels what is left with SHUTTING_DOWN.
+    // 4. The pool closes; past the budget it cancels what is left with SHUTTING_DOWN,
+    // and a request that still arrives is refused with it.
+    if (!requestsFinished) this.current = 'closed';
     const poolDrained = await this.pool.close(requestsFinished ? remaining() : 0);
     if (!requestsFinished) await this.connections.whenIdle(CANCELLED_ANSWER_GRACE_MS);
     this.server?.closeAllConnections();
@@ -107,8 +130,9 @@ export class ShutdownService {
   /**
    * Closes the listener only. http.Server#close would also close idle
    * connections at once, including one accepted a moment ago whose first
-   * request has not been read yet; that request is owed an answer. Idle
-   * keep-alive connections are closed by `closeIdle()` instead.
+   * request has not been read yet, or a kept-alive one whose next request is
+   * on its way; those requests are owed an answer. Idle connections are
+   * closed once they have settled instead.
    */
   private stopListening(): void {
     const { server } = this;

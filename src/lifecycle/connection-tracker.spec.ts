@@ -1,0 +1,137 @@
+import { Agent, createServer, request, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { ConnectionTracker } from './connection-tracker';
+
+interface Harness {
+  readonly server: Server;
+  readonly tracker: ConnectionTracker;
+  readonly url: string;
+  readonly port: number;
+  /** The server's side of every connection it accepted. */
+  readonly accepted: Socket[];
+  /** Resolves the response held by the server (see `hold`). */
+  release(): void;
+}
+
+/** A real HTTP server whose connections a tracker follows; `/hold` answers only on `release()`. */
+async function harness(): Promise<Harness> {
+  const tracker = new ConnectionTracker();
+  const held: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    tracker.begin(req, res);
+    req.resume();
+    if (req.url === '/hold') held.push(() => res.end('late'));
+    else res.end('ok');
+  });
+  const accepted: Socket[] = [];
+  server.on('connection', (socket: Socket) => {
+    accepted.push(socket);
+    tracker.opened(socket);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    tracker,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    accepted,
+    release: () => held.splice(0).forEach((answer) => answer()),
+  };
+}
+
+function get(agent: Agent, url: string): Promise<{ body: string; socket: Socket }> {
+  return new Promise((done, fail) => {
+    const req = request(url, { agent }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => done({ body, socket: req.socket! }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Polls a condition about real sockets, which change state on the event loop's next turns. */
+const until = (check: () => boolean) =>
+  new Promise<void>((done) => {
+    const poll = () => (check() ? done() : setTimeout(poll, 5));
+    poll();
+  });
+
+const closedEvent = (socket: Socket) =>
+  new Promise<void>((done) => {
+    if (socket.destroyed) done();
+    else socket.once('close', () => done());
+  });
+
+describe(ConnectionTracker.name, () => {
+  let h: Harness;
+  let agent: Agent;
+
+  beforeEach(async () => {
+    h = await harness();
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+
+  afterEach(async () => {
+    agent.destroy();
+    h.server.closeAllConnections();
+    await new Promise((done) => h.server.close(done));
+  });
+
+  it('leaves a connection that has just fallen idle open, and closes it once it has settled', async () => {
+    const { socket } = await get(agent, `${h.url}/`);
+    expect(h.tracker.openConnections).toBe(1);
+
+    expect(h.tracker.closeSettled(60_000)).toBe(0);
+    expect(h.tracker.openConnections).toBe(1);
+    expect(h.tracker.closeSettled(0)).toBe(1);
+    await closedEvent(socket);
+    expect(h.tracker.openConnections).toBe(0);
+  });
+
+  it('never closes a connection with a request in flight', async () => {
+    const answer = get(agent, `${h.url}/hold`);
+    await until(() => h.tracker.inFlight === 1);
+    expect(h.tracker.closeSettled(0)).toBe(0);
+    h.release();
+    expect((await answer).body).toBe('late');
+  });
+
+  it('counts a connection from the moment it is accepted, before any request', async () => {
+    const socket = connect(h.port, '127.0.0.1');
+    await until(() => h.tracker.openConnections === 1);
+    expect(h.tracker.inFlight).toBe(0);
+    socket.destroy();
+  });
+
+  it('resolves whenClosed once busy connections have answered and idle ones have settled', async () => {
+    const idleAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+    await get(idleAgent, `${h.url}/`);
+    const answer = get(agent, `${h.url}/hold`);
+    await until(() => h.tracker.inFlight === 1);
+
+    const closed = h.tracker.whenClosed(20, 10_000);
+    h.release();
+    expect((await answer).body).toBe('late');
+    // The answered connection is kept alive by this server: it settles and is closed too.
+    await expect(closed).resolves.toBe(true);
+    expect(h.tracker.openConnections).toBe(0);
+    idleAgent.destroy();
+  });
+
+  it('resolves whenClosed false when a request is still in flight at the deadline', async () => {
+    const answer = get(agent, `${h.url}/hold`).catch(() => undefined);
+    await until(() => h.tracker.inFlight === 1);
+    await expect(h.tracker.whenClosed(0, 50)).resolves.toBe(false);
+    h.release();
+    await answer;
+  });
+
+  it('tells the age of a connection', async () => {
+    await get(agent, `${h.url}/`);
+    await new Promise((done) => setTimeout(done, 30));
+    expect(h.tracker.ageOf(h.accepted[0]!)).toBeGreaterThanOrEqual(20);
+  });
+});

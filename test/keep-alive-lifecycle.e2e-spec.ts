@@ -1,0 +1,259 @@
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import {
+  answeringPids,
+  keepAliveLoad,
+  shareOf,
+  tallyOutcomes,
+  type KeepAliveLoad,
+  type KeepAliveSample,
+} from './support/keep-alive-load';
+import { waitUntil } from './support/poll';
+import { startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(120_000);
+
+/** Keep-alive connections of the load: at most 16 in flight per process, so never POOL_SATURATED. */
+const CONNECTIONS = 16;
+/** A request hangs if unanswered after this: longer than any task, far shorter than a client's 60 s. */
+const HANG_MS = 10_000;
+/** Paced well under the 2 threads' capacity (~200 tasks of 5 ms per second), on a shared machine. */
+const LOAD = { connections: CONNECTIONS, taskMs: 5, ratePerSecond: 100, requestTimeoutMs: HANG_MS };
+/** Socket errors a client sees for a request that was in flight on a process killed with -9. */
+const KILLED_IN_FLIGHT = ['ECONNRESET', 'EPIPE'];
+
+/** Pids of the cluster processes that reported ready, in order (from the primary's log). */
+function readyPids(service: ServiceProcess): number[] {
+  return service.lines.flatMap((line) => {
+    const match = /"msg":"process (\d+) ready"/.exec(line);
+    return match === null ? [] : [Number(match[1])];
+  });
+}
+
+function count(service: ServiceProcess, pattern: RegExp): number {
+  return service.lines.filter((line) => pattern.test(line)).length;
+}
+
+function describeRun(label: string, samples: readonly KeepAliveSample[]): string {
+  const slowest = Math.max(0, ...samples.map((s) => s.latencyMs));
+  return `${label}: ${samples.length} requests, ${JSON.stringify(tallyOutcomes(samples))}, slowest ${slowest.toFixed(0)} ms`;
+}
+
+function startCluster(env: Record<string, string> = {}) {
+  return startService(
+    { CLUSTER_WORKERS: '2', POOL_THREADS: '1', TASK_TIMEOUT_MS: '5000', ...env },
+    { readyPath: '/health/ready' },
+  );
+}
+
+interface Answer {
+  readonly status: number;
+  readonly connection: string | undefined;
+  readonly socket: unknown;
+}
+
+/** One request over `agent` (a POST of `body` as JSON, if given); resolves once it is read. */
+function send(agent: Agent, url: string, body?: unknown): Promise<Answer> {
+  return new Promise((done, fail) => {
+    const options =
+      body === undefined
+        ? { agent }
+        : { agent, method: 'POST', headers: { 'content-type': 'application/json' } };
+    const req = request(url, options, (response) => {
+      response.resume();
+      response.on('end', () =>
+        done({
+          status: response.statusCode ?? 0,
+          connection: response.headers.connection,
+          socket: req.socket,
+        }),
+      );
+    });
+    req.on('error', fail);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe('keep-alive clients through reload, shutdown and crashes (real processes)', () => {
+  let service: ServiceProcess | undefined;
+  let load: KeepAliveLoad | undefined;
+
+  afterEach(async () => {
+    await load?.stop();
+    load = undefined;
+    await service?.stop();
+    service = undefined;
+  });
+
+  it('reloads three times on SIGHUP without failing a request', async () => {
+    const cluster = await startCluster();
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    load = keepAliveLoad({ url: cluster.url, ...LOAD });
+    await waitUntil('answers from both processes', () => answeringPids(load!.samples).length >= 2);
+
+    for (let reload = 1; reload <= 3; reload++) {
+      cluster.child.kill('SIGHUP');
+      await waitUntil(
+        `reload ${reload} to complete`,
+        () => count(cluster, /reload complete: 2 of 2 processes replaced/) >= reload,
+        { timeoutMs: 90_000 },
+      );
+    }
+    const answered = load.samples.length;
+    await waitUntil('answers after the reloads', () => load!.samples.length >= answered + 50);
+    const samples = await load.stop();
+    load = undefined;
+    console.log(describeRun('SIGHUP x3 under keep-alive load', samples));
+
+    expect(readyPids(cluster)).toHaveLength(2 + 3 * 2);
+    expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
+  });
+
+  it('drains a cluster on SIGTERM: readiness fails first, every request sent succeeds, exit 0', async () => {
+    const cluster = await startCluster({ SHUTDOWN_DELAY_MS: '1000' });
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    load = keepAliveLoad({ url: cluster.url, ...LOAD });
+    await waitUntil(
+      'answers from both processes',
+      () => answeringPids(load!.samples).length >= 2 && load!.samples.length >= 100,
+    );
+
+    cluster.child.kill('SIGTERM');
+    // Readiness failing is a load balancer's cue to stop sending: the client stops then.
+    await waitUntil(
+      'readiness to fail',
+      async () => (await fetch(`${cluster.url}/health/ready`)).status === 503,
+    );
+    const samples = await load.stop();
+    load = undefined;
+    const exit = await cluster.exited;
+    console.log(describeRun('SIGTERM to a 2-process cluster under keep-alive load', samples));
+
+    expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('serves requests on kept-alive connections through the drain, with Connection: close', async () => {
+    const single = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    service = single;
+    load = keepAliveLoad({ url: single.url, ...LOAD });
+    await waitUntil('answers', () => load!.samples.length >= 50);
+    const signalledAt = performance.now();
+    single.child.kill('SIGTERM');
+    const exit = await single.exited;
+    const samples = await load.stop();
+    load = undefined;
+    console.log(describeRun('SIGTERM to one process, clients sending throughout', samples));
+
+    // Once the listener is closed, a new connection is refused: never accepted, nothing lost.
+    const outcomes = tallyOutcomes(samples);
+    expect(Object.keys(outcomes).filter((o) => o !== 'ok' && o !== 'ECONNREFUSED')).toEqual([]);
+    expect(samples.filter((s) => s.outcome === 'ok' && s.at > signalledAt).length).toBeGreaterThan(
+      0,
+    );
+    expect(exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('after kill -9 of a process: only its in-flight requests fail, none hangs, its replacement takes its share', async () => {
+    const cluster = await startCluster();
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    load = keepAliveLoad({ url: cluster.url, ...LOAD });
+    await waitUntil('answers from both processes', () => answeringPids(load!.samples).length >= 2);
+    const victim = answeringPids(load.samples)[0]!;
+
+    process.kill(victim, 'SIGKILL');
+    await cluster.waitForLine(new RegExp(`process ${victim} died \\(SIGKILL\\)`), 15_000);
+    await waitUntil('a replacement process', () => readyPids(cluster).length >= 3);
+    const replacement = readyPids(cluster)[2]!;
+    const readyAt = performance.now();
+    // The old connections all sit on the survivor; they move as they reach their maximum age.
+    let sharedAt: number | undefined;
+    await waitUntil(
+      'the replacement to serve a fair share of the last second',
+      () => {
+        const now = performance.now();
+        if (shareOf(load!.samples, replacement, now - 1_000) < 0.4) return false;
+        sharedAt = now;
+        return true;
+      },
+      { timeoutMs: 60_000 },
+    );
+    const samples = await load.stop();
+    load = undefined;
+    console.log(describeRun('kill -9 of one of 2 processes under keep-alive load', samples));
+    console.log(
+      `replacement ${replacement} served >= 40 % of the last second ${((sharedAt! - readyAt) / 1000).toFixed(1)} s after it was ready`,
+    );
+
+    const failed = samples.filter((s) => s.outcome !== 'ok');
+    // At most one request per connection can have been in flight on the killed process.
+    expect(failed.length).toBeLessThanOrEqual(CONNECTIONS);
+    for (const { outcome } of failed) expect(KILLED_IN_FLIGHT).toContain(outcome);
+    expect(samples.every((s) => s.latencyMs < HANG_MS)).toBe(true);
+  });
+
+  it('closes a keep-alive connection once it has carried its maximum requests', async () => {
+    const single = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      HTTP_MAX_REQUESTS_PER_CONNECTION: '3',
+      HTTP_MAX_CONNECTION_AGE_MS: '0',
+    });
+    service = single;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const answers: Answer[] = [];
+    for (let i = 0; i < 4; i++) answers.push(await send(agent, `${single.url}/health/live`));
+    agent.destroy();
+
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.map((a) => a.connection)).toEqual([
+      'keep-alive',
+      'keep-alive',
+      'close',
+      'keep-alive',
+    ]);
+    expect(answers[3]!.socket).not.toBe(answers[0]!.socket);
+  });
+
+  it('closes a keep-alive connection after its maximum age, and on every 503', async () => {
+    const single = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      POOL_MAX_QUEUE: '1',
+      HTTP_MAX_CONNECTION_AGE_MS: '300',
+    });
+    service = single;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const young = await send(agent, `${single.url}/health/live`);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const old = await send(agent, `${single.url}/health/live`);
+    const renewed = await send(agent, `${single.url}/health/live`);
+    agent.destroy();
+    expect([young.connection, old.connection, renewed.connection]).toEqual([
+      'keep-alive',
+      'close',
+      'keep-alive',
+    ]);
+
+    // One task runs and one waits: the queue is full, a third is refused at once.
+    const saturatingAgent = new Agent({ keepAlive: true });
+    const accepted = [1, 2].map(() =>
+      fetch(`${single.url}/api/tasks/sleep`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ms: 1_000 }),
+      }),
+    );
+    await waitUntil('the queue to fill', async () => {
+      const health = (await (await fetch(`${single.url}/health`)).json()) as any;
+      return health.details.pool.running === 1 && health.details.pool.queueSize === 1;
+    });
+    const refused = await send(saturatingAgent, `${single.url}/api/tasks/sleep`, { ms: 1 });
+    saturatingAgent.destroy();
+    expect(await Promise.all(accepted.map(async (a) => (await a).status))).toEqual([200, 200]);
+    expect(refused).toMatchObject({ status: 503, connection: 'close' });
+  });
+});
