@@ -20,6 +20,8 @@ export interface ProblemDetails {
   code: string;
   instance?: string;
   errors?: readonly FieldError[];
+  /** POOL_SATURATED: why (`deadline`, `queue-delay`, `backstop`), so a client can tell them apart. */
+  reason?: string;
 }
 
 /**
@@ -76,6 +78,7 @@ export function toProblem(error: AppError, instance?: string): ProblemDetails {
     code: error.code,
     ...(instance === undefined ? {} : { instance }),
     ...(error.facts.errors === undefined ? {} : { errors: error.facts.errors }),
+    ...(error.facts.reason === undefined ? {} : { reason: error.facts.reason }),
   };
 }
 
