@@ -65,6 +65,15 @@ describe(FairQueue.name, () => {
     expect(queue.size).toBe(1);
   });
 
+  it('sheds the oldest entry of the fattest key, and only one fatter than asked', () => {
+    const queue = new FairQueue<Item>();
+    for (const name of ['f1', 'f2', 'f3']) queue.push(item('flood', name));
+    queue.push(item('other', 'o1'));
+    expect(queue.shedFattest(3)).toBeUndefined();
+    expect(queue.shedFattest(1)?.name).toBe('f1');
+    expect(queue.waitingOf('flood')).toBe(2);
+  });
+
   it('estimates the work ahead of a new entry from its fair share of the others', () => {
     const queue = new FairQueue<Item>();
     for (let i = 0; i < 10; i++) queue.push(item('flood', `f${i}`));

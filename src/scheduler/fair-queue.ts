@@ -171,6 +171,27 @@ export class FairQueue<T extends FairEntry> {
     return ahead;
   }
 
+  /**
+   * Takes out the oldest entry of the key with the most entries waiting, if
+   * it has more than `than`: when the queue is full, the flood pays, not the
+   * newcomer (RFC 8290, section 4.1.3, drops from the fattest flow too).
+   */
+  shedFattest(than: number): T | undefined {
+    let fattest: KeyLine<T> | undefined;
+    for (const line of this.ring) {
+      if (line.waiting > (fattest?.waiting ?? than)) fattest = line;
+    }
+    const slot = fattest?.peek('fifo');
+    if (fattest === undefined || slot === undefined) return undefined;
+    this.leave(fattest, slot);
+    return slot.entry;
+  }
+
+  /** How many entries of `key` wait. */
+  waitingOf(key: string): number {
+    return this.lines.get(key)?.waiting ?? 0;
+  }
+
   /** Each key with waiting entries, and how many. */
   depths(): KeyDepth[] {
     return this.ring.map(({ key, waiting, backlogMs }) => ({ key, waiting, backlogMs }));

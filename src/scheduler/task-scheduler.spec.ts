@@ -162,6 +162,21 @@ describe(TaskScheduler.name, () => {
     expect(await settled(h.submit('c'))).toMatchObject({ facts: { reason: 'backstop' } });
   });
 
+  it("makes room in a full queue for another key by shedding the flood's oldest task", async () => {
+    const h = harness({ maxQueue: 2 });
+    void h.submit('running', { key: 'flood' });
+    const oldest = settled(h.submit('flood-1', { key: 'flood' }));
+    void h.submit('flood-2', { key: 'flood' });
+    const trickle = h.submit('trickle', { key: 'trickle' });
+    expect(await oldest).toMatchObject({ facts: { reason: 'backstop' } });
+    expect(await settled(h.submit('flood-3', { key: 'flood' }))).toMatchObject({
+      facts: { reason: 'backstop' },
+    });
+    for (let i = 0; i < 3; i++) await h.finish(h.started.at(-1) as string, 10);
+    await expect(trickle).resolves.toBe('trickle');
+    expect(h.started).toEqual(expect.arrayContaining(['flood-2', 'trickle']));
+  });
+
   it('refuses, while overloaded, a task without a client deadline that would wait past the target', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
     void h.submit('running', { key: 'a' });

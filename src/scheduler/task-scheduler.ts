@@ -200,7 +200,9 @@ export class TaskScheduler {
   /** Undefined to admit; otherwise the refusal, counted. */
   private admit(ticket: Ticket, cost: number, now: number): AppError | undefined {
     const { slots, maxQueue } = this.options;
-    if (this.queued >= maxQueue) return this.refuse('backstop', this.backlogMs() / slots);
+    if (this.queued >= maxQueue && !this.makeRoomFor(ticket.key)) {
+      return this.refuse('backstop', this.backlogMs() / slots);
+    }
     const waitMs = this.estimatedWait(ticket.key, cost, now);
     if (now + waitMs + cost > ticket.deadlineAt) return this.refuse('deadline', waitMs);
     const patienceUnknown = !ticket.clientDeadline && ticket.key !== JOBS_KEY;
@@ -208,6 +210,20 @@ export class TaskScheduler {
       return this.refuse('queue-delay', waitMs);
     }
     return undefined;
+  }
+
+  /**
+   * The queue is full: a key with fewer tasks waiting than the fattest one
+   * gets room by shedding the fattest key's oldest task, so one client's
+   * flood cannot fill the backstop and lock the others out.
+   */
+  private makeRoomFor(key: string): boolean {
+    const shed = this.queue.shedFattest(this.queue.waitingOf(key) + 1);
+    if (shed === undefined) return false;
+    shed.place = 'gone';
+    clearTimeout(shed.timer);
+    shed.fail(this.refuse('backstop', this.backlogMs() / this.options.slots));
+    return true;
   }
 
   /**
