@@ -180,15 +180,16 @@ describe(TaskScheduler.name, () => {
   it('refuses, while overloaded, a task without a client deadline that would wait past the target', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
     void h.submit('running', { key: 'a' });
-    for (const name of ['b', 'c', 'd']) void h.submit(name, { key: 'a' });
+    for (const name of ['b', 'c', 'd', 'e']) void h.submit(name, { key: 'a' });
+    for (const name of ['x', 'y']) void h.submit(name, { key: 'x' });
     await h.finish('running', 100);
-    await h.finish('b', 100);
+    await h.finish(h.started.at(-1) as string, 100);
     expect(h.scheduler.state().mode).toBe('lifo');
-    // Another key's newcomer waits for a share of key a's line and the running task: over 110 ms.
+    // A third key's newcomer has a share of each other line queued ahead of it: 200 ms, past 10 + 100.
     const undated = settled(h.submit('undated', { key: 'z', clientDeadline: false }));
     expect(await undated).toMatchObject({ facts: { reason: 'queue-delay' } });
     const dated = h.submit('dated', { key: 'z', clientDeadline: true });
-    for (let i = 0; i < 3; i++) await h.finish(h.started.at(-1) as string, 100);
+    for (let i = 0; i < 6; i++) await h.finish(h.started.at(-1) as string, 100);
     await expect(dated).resolves.toBe('dated');
   });
 

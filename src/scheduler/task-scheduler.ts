@@ -5,6 +5,7 @@ import { CoDel } from './codel';
 import { CostModel } from './cost-model';
 import { FairQueue, type KeyDepth, type QueuedHandle, type ServeOrder } from './fair-queue';
 import { refusal, type RefusalReason } from './refusal';
+import { threadTimeUntil } from './thread-time';
 
 /** What the scheduler is told about a task when it asks to run. */
 export interface Ticket {
@@ -203,10 +204,18 @@ export class TaskScheduler {
     if (this.queued >= maxQueue && !this.makeRoomFor(ticket.key)) {
       return this.refuse('backstop', this.backlogMs() / slots);
     }
-    const waitMs = this.estimatedWait(ticket.key, cost, now);
+    const aheadMs = this.workAhead(ticket.key, cost);
+    const waitMs = this.estimatedWait(aheadMs, now);
     if (now + waitMs + cost > ticket.deadlineAt) return this.refuse('deadline', waitMs);
+    // Only the queued work counts here: waiting for a running task to end is
+    // no queue's fault, and no shedding could shorten it.
     const patienceUnknown = !ticket.clientDeadline && ticket.key !== JOBS_KEY;
-    if (this.codel.overloaded && patienceUnknown && waitMs > this.options.targetDelayMs + cost) {
+    const queueDelayMs = aheadMs / slots;
+    if (
+      this.codel.overloaded &&
+      patienceUnknown &&
+      queueDelayMs > this.options.targetDelayMs + cost
+    ) {
       return this.refuse('queue-delay', waitMs);
     }
     return undefined;
@@ -226,18 +235,22 @@ export class TaskScheduler {
     return true;
   }
 
-  /**
-   * When a new task of `key` would start: the rescue lane, its fair share of
-   * the lines ahead of it, and what the running tasks still have to do,
-   * spread over the threads. Zero when a thread is free and nothing waits.
-   */
-  private estimatedWait(key: string, cost: number, now: number): number {
-    const { slots } = this.options;
-    if (this.running.size < slots && this.queued === 0) return 0;
+  /** Queued work that runs before a new task of `key`: the rescue lane and its fair share of the lines. */
+  private workAhead(key: string, cost: number): number {
     let ahead = this.queue.workAhead(key, cost, this.order());
-    for (const task of this.running) ahead += Math.max(0, task.cost - (now - task.startedAt));
     for (const waiting of this.rescue) ahead += waiting.cost;
-    return ahead / slots;
+    return ahead;
+  }
+
+  /**
+   * When a task with `aheadMs` of queued work before it would start: as the
+   * running tasks end (by their estimates), the threads take up that work.
+   */
+  private estimatedWait(aheadMs: number, now: number): number {
+    const freeAt: number[] = [];
+    for (const task of this.running) freeAt.push(Math.max(0, task.cost - (now - task.startedAt)));
+    while (freeAt.length < this.options.slots) freeAt.push(0);
+    return threadTimeUntil(freeAt, aheadMs);
   }
 
   /** Starts waiting tasks while threads are free: the rescue lane first, then the lines. */
