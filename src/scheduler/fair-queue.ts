@@ -173,16 +173,17 @@ export class FairQueue<T extends FairEntry> {
 
   /**
    * Takes out the oldest entry of the key with the most entries waiting, if
-   * it has more than `than`: when the queue is full, the flood pays, not the
-   * newcomer (RFC 8290, section 4.1.3, drops from the fattest flow too).
+   * it has more than `than` and `may` allows it: when the queue is full, the
+   * flood pays, not the newcomer (RFC 8290, section 4.1.3, drops from the
+   * fattest flow too).
    */
-  shedFattest(than: number): T | undefined {
+  shedFattest(than: number, may: (entry: T) => boolean = () => true): T | undefined {
     let fattest: KeyLine<T> | undefined;
     for (const line of this.ring) {
       if (line.waiting > (fattest?.waiting ?? than)) fattest = line;
     }
     const slot = fattest?.peek('fifo');
-    if (fattest === undefined || slot === undefined) return undefined;
+    if (fattest === undefined || slot === undefined || !may(slot.entry)) return undefined;
     this.leave(fattest, slot);
     return slot.entry;
   }

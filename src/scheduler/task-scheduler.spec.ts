@@ -177,6 +177,23 @@ describe(TaskScheduler.name, () => {
     expect(h.started).toEqual(expect.arrayContaining(['flood-2', 'trickle']));
   });
 
+  it('sheds the oldest undated task for a newcomer when the queue is full while overloaded', async () => {
+    const h = harness({ maxQueue: 3, targetDelayMs: 10, intervalMs: 50 });
+    void h.submit('running', { clientDeadline: false });
+    const waiting = ['b', 'c', 'd'].map((name) =>
+      settled(h.submit(name, { clientDeadline: false })),
+    );
+    await h.finish('running', 100);
+    await h.finish('b', 100); // c waited 200 ms: overloaded
+    void h.submit('e', { clientDeadline: false });
+    void h.submit('f', { clientDeadline: false });
+    // Full (d, e, f): g takes the place of the oldest, d.
+    void h.submit('g', { clientDeadline: false });
+    expect(await waiting[2]).toMatchObject({ facts: { reason: 'queue-delay' } });
+    await h.finish('c', 10);
+    expect(h.started.at(-1)).toBe('g');
+  });
+
   it('refuses, while overloaded, a task without a client deadline that would wait past the target', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
     void h.submit('running', { key: 'a' });

@@ -209,11 +209,10 @@ export class TaskScheduler {
     if (now + waitMs + cost > ticket.deadlineAt) return this.refuse('deadline', waitMs);
     // Only the queued work counts here: waiting for a running task to end is
     // no queue's fault, and no shedding could shorten it.
-    const patienceUnknown = !ticket.clientDeadline && ticket.key !== JOBS_KEY;
     const queueDelayMs = aheadMs / slots;
     if (
       this.codel.overloaded &&
-      patienceUnknown &&
+      this.patienceUnknown(ticket) &&
       queueDelayMs > this.options.targetDelayMs + cost
     ) {
       return this.refuse('queue-delay', waitMs);
@@ -222,17 +221,31 @@ export class TaskScheduler {
   }
 
   /**
-   * The queue is full: a key with fewer tasks waiting than the fattest one
+   * The queue is full. A key with fewer tasks waiting than the fattest one
    * gets room by shedding the fattest key's oldest task, so one client's
-   * flood cannot fill the backstop and lock the others out.
+   * flood cannot fill the backstop and lock the others out (`backstop`).
+   * While overloaded, any newcomer gets room by shedding the oldest task of
+   * the fattest key, if its client gave no deadline (`queue-delay`): served
+   * newest first, that task is the least likely to run while its client
+   * still waits, and a full queue of such tasks would refuse every fresh one.
    */
   private makeRoomFor(key: string): boolean {
-    const shed = this.queue.shedFattest(this.queue.waitingOf(key) + 1);
+    let shed = this.queue.shedFattest(this.queue.waitingOf(key) + 1);
+    let reason: RefusalReason = 'backstop';
+    if (shed === undefined && this.codel.overloaded) {
+      shed = this.queue.shedFattest(0, (waiting) => this.patienceUnknown(waiting.ticket));
+      reason = 'queue-delay';
+    }
     if (shed === undefined) return false;
     shed.place = 'gone';
     clearTimeout(shed.timer);
-    shed.fail(this.refuse('backstop', this.backlogMs() / this.options.slots));
+    shed.fail(this.refuse(reason, this.backlogMs() / this.options.slots));
     return true;
+  }
+
+  /** No deadline header, and not a job: nobody said how long the caller waits. */
+  private patienceUnknown(ticket: Ticket): boolean {
+    return !ticket.clientDeadline && ticket.key !== JOBS_KEY;
   }
 
   /** Queued work that runs before a new task of `key`: the rescue lane and its fair share of the lines. */
