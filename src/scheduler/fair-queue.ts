@@ -14,10 +14,14 @@ interface Slot<T> {
   live: boolean;
 }
 
-/** One key's line, in arrival order, with its deficit (RFC 8290's deficit round robin). */
+/**
+ * One key's line, in arrival order, with its deficit (RFC 8290's deficit
+ * round robin), and a front lane of rescued entries served before the rest.
+ */
 class KeyLine<T extends FairEntry> {
   private slots: Array<Slot<T>> = [];
   private head = 0;
+  private rescued: Array<Slot<T>> = [];
   /** Entries still waiting, and their estimated cost. */
   waiting = 0;
   backlogMs = 0;
@@ -33,9 +37,11 @@ class KeyLine<T extends FairEntry> {
     this.backlogMs += slot.entry.cost;
   }
 
-  /** The next live entry at the served end, without taking it. */
+  /** The next live entry: a rescued one, else the one at the served end; not taken. */
   peek(order: ServeOrder): Slot<T> | undefined {
     this.skipDead();
+    const rescued = this.rescued[0];
+    if (rescued !== undefined) return rescued;
     if (this.head >= this.slots.length) return undefined;
     return order === 'fifo' ? this.slots[this.head] : this.slots[this.slots.length - 1];
   }
@@ -49,8 +55,20 @@ class KeyLine<T extends FairEntry> {
     this.skipDead();
   }
 
+  /** Moves a live entry to the front lane; its new slot, or undefined if it already left. */
+  promote(slot: Slot<T>): Slot<T> | undefined {
+    if (!slot.live) return undefined;
+    // Its old place dies; it is still waiting, so the counts stay.
+    slot.live = false;
+    const moved: Slot<T> = { entry: slot.entry, live: true };
+    this.rescued.push(moved);
+    this.skipDead();
+    return moved;
+  }
+
   /** Drops dead slots at both ends, and compacts once the dead head is long. */
   private skipDead(): void {
+    while (this.rescued.length > 0 && !this.rescued[0]?.live) this.rescued.shift();
     while (this.head < this.slots.length && !this.slots[this.head]?.live) this.head += 1;
     while (this.slots.length > this.head && !this.slots[this.slots.length - 1]?.live) {
       this.slots.pop();
@@ -62,10 +80,15 @@ class KeyLine<T extends FairEntry> {
   }
 }
 
-/** A handle on a queued entry, to take it out of line early. */
+/** A handle on a queued entry, to take it out of line early or move it ahead in its key. */
 export interface QueuedHandle {
   /** Takes the entry out of line; false when it already left (served or removed). */
   remove(): boolean;
+  /**
+   * Moves the entry ahead of everything else of its key (not of other keys:
+   * its key's share stays what it was); false when it already left.
+   */
+  rescue(): boolean;
 }
 
 /** How deep one key's line is. */
@@ -113,12 +136,20 @@ export class FairQueue<T extends FairEntry> {
       this.lines.set(entry.key, line);
       this.ring.push(line);
     }
-    const slot: Slot<T> = { entry, live: true };
+    let slot: Slot<T> = { entry, live: true };
     line.push(slot);
     this.total += 1;
     this.totalBacklogMs += entry.cost;
     const owner = line;
-    return { remove: () => this.leave(owner, slot) };
+    return {
+      remove: () => this.leave(owner, slot),
+      rescue: () => {
+        const moved = owner.promote(slot);
+        if (moved === undefined) return false;
+        slot = moved;
+        return true;
+      },
+    };
   }
 
   /**

@@ -232,6 +232,23 @@ describe(TaskScheduler.name, () => {
     await expect(old).resolves.toBe('old');
   });
 
+  it("keeps fair turns when a flood's tasks are rescued: they move ahead in their own key only", async () => {
+    const h = harness({ costPriorMs: 100 });
+    void h.submit('running', { key: 'flood' });
+    for (let i = 1; i <= 4; i++) {
+      void h.submit(`flood-${i}`, { key: 'flood', deadlineAt: 1700 + i });
+    }
+    const trickle = h.submit('trickle', { key: 'trickle' });
+    // Every flood task reaches its rescue time (latest start less its run time and the target).
+    h.advance(1500);
+    jest.advanceTimersByTime(1500);
+    await h.finish('running', 10);
+    await h.finish(h.started.at(-1) as string, 10);
+    expect(h.started.slice(1, 3)).toContain('trickle');
+    await h.finish('trickle', 10);
+    await expect(trickle).resolves.toBe('trickle');
+  });
+
   it('gives a trickle key its turn while another key floods the queue', async () => {
     const h = harness();
     void h.submit('running', { key: 'flood' });

@@ -61,7 +61,7 @@ export interface SchedulerState {
   readonly jobs: { readonly running: number; readonly maxThreads: number };
 }
 
-/** One task waiting: in its key's line, in the rescue lane, or gone (started, cancelled, shed). */
+/** One task waiting: in its key's line, rescued to the front of it, or gone (started, cancelled, shed). */
 interface Waiting {
   readonly key: string;
   readonly cost: number;
@@ -71,7 +71,7 @@ interface Waiting {
   readonly fail: (error: AppError) => void;
   place: 'line' | 'rescue' | 'gone';
   handle?: QueuedHandle;
-  /** Moves the task to the rescue lane, then sheds it when it can no longer start in time. */
+  /** Moves the task ahead in its key, then sheds it when it can no longer start in time. */
   timer?: NodeJS.Timeout;
 }
 
@@ -107,8 +107,8 @@ type CancelFollower = (signal: Abortable, listener: () => void) => () => void;
  *   (`queue-delay`); FIFO otherwise.
  * - **rescue before the deadline**: newest-first service must not starve a
  *   patient caller. A waiting task whose latest start (its deadline minus its
- *   run time) is its run time plus the target away moves to a rescue lane
- *   served before every line; one that still cannot start in time is
+ *   run time) is its run time plus the target away moves ahead of its own
+ *   key's line (not of other keys: fair shares hold); one that still cannot start in time is
  *   shed (`deadline`) rather than left to time out, so an admitted task ends
  *   in 504 only if it ran longer than estimated.
  * - **fair shares**: deficit round robin across client keys, weighted by
@@ -117,8 +117,6 @@ type CancelFollower = (signal: Abortable, listener: () => void) => () => void;
  */
 export class TaskScheduler {
   private readonly queue = new FairQueue<Waiting>();
-  /** Tasks close to their latest start, in the order they got there. */
-  private rescue: Waiting[] = [];
   private readonly costs: CostModel;
   private readonly codel: CoDel;
   private readonly running = new Set<Running>();
@@ -141,7 +139,7 @@ export class TaskScheduler {
 
   /** Tasks waiting for a thread. */
   get queued(): number {
-    return this.queue.size + this.rescue.length;
+    return this.queue.size;
   }
 
   /**
@@ -248,11 +246,9 @@ export class TaskScheduler {
     return !ticket.clientDeadline && ticket.key !== JOBS_KEY;
   }
 
-  /** Queued work that runs before a new task of `key`: the rescue lane and its fair share of the lines. */
+  /** Queued work that runs before a new task of `key`: its fair share of the lines. */
   private workAhead(key: string, cost: number): number {
-    let ahead = this.queue.workAhead(key, cost, this.order());
-    for (const waiting of this.rescue) ahead += waiting.cost;
-    return ahead;
+    return this.queue.workAhead(key, cost, this.order());
   }
 
   /**
@@ -266,10 +262,10 @@ export class TaskScheduler {
     return threadTimeUntil(freeAt, aheadMs);
   }
 
-  /** Starts waiting tasks while threads are free: the rescue lane first, then the lines. */
+  /** Starts waiting tasks while threads are free, in fair turns. */
   private pump(): void {
     while (this.running.size < this.options.slots && this.queued > 0) {
-      const next = this.takeRescued() ?? this.takeNext();
+      const next = this.takeNext();
       if (next === undefined) break;
       const now = this.now();
       clearTimeout(next.timer);
@@ -284,12 +280,6 @@ export class TaskScheduler {
       next.begin();
     }
     if (this.queued === 0) this.codel.drained();
-  }
-
-  private takeRescued(): Waiting | undefined {
-    const place = this.rescue.findIndex((waiting) => this.eligible(waiting.key));
-    if (place === -1) return undefined;
-    return this.rescue.splice(place, 1)[0];
   }
 
   private takeNext(): Waiting | undefined {
@@ -332,7 +322,7 @@ export class TaskScheduler {
   }
 
   /**
-   * Moves the task to the rescue lane its own run time plus the target before
+   * Moves the task ahead of its key's line its own run time plus the target before
    * its latest start (a thread frees up only when a running task ends, and
    * those are most often like it), and sheds it at its latest start if it is
    * still waiting.
@@ -342,9 +332,8 @@ export class TaskScheduler {
     const rescueAt = latestStart - waiting.cost - this.options.targetDelayMs;
     waiting.timer = setTimeout(
       () => {
-        if (waiting.place !== 'line' || waiting.handle?.remove() !== true) return;
+        if (waiting.place !== 'line' || waiting.handle?.rescue() !== true) return;
         waiting.place = 'rescue';
-        this.rescue.push(waiting);
         waiting.timer = setTimeout(
           () => this.shedLate(waiting),
           Math.max(0, latestStart - this.now()),
@@ -366,10 +355,8 @@ export class TaskScheduler {
       case 'gone':
         return false;
       case 'line':
-        if (waiting.handle?.remove() !== true) return false;
-        break;
       case 'rescue':
-        this.rescue = this.rescue.filter((other) => other !== waiting);
+        if (waiting.handle?.remove() !== true) return false;
         break;
     }
     waiting.place = 'gone';
@@ -379,9 +366,7 @@ export class TaskScheduler {
   }
 
   private backlogMs(): number {
-    let rescued = 0;
-    for (const waiting of this.rescue) rescued += waiting.cost;
-    return this.queue.backlogMs + rescued;
+    return this.queue.backlogMs;
   }
 
   private refuse(reason: RefusalReason, estimateMs: number): AppError {
