@@ -205,6 +205,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(cancellation);
+    // A refused or shed task never ran: it is not counted as completed.
+    let refused = false;
     try {
       let response: TaskResponse;
       try {
@@ -215,7 +217,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         );
       } catch (error) {
         // The scheduler's refusal (at once, or shed while waiting) is already coded.
-        if (error instanceof AppError) throw this.settle(ref, 'rejected', error);
+        if (error instanceof AppError) {
+          refused = true;
+          throw this.settle(ref, 'rejected', error);
+        }
         const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
         throw this.settleFailure(
           ref,
@@ -234,7 +239,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       clearTimeout(timer);
       stopFollowing?.();
       this.inFlight.delete(cancellation);
-      this.completed += 1;
+      if (!refused) this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
       if (this.inFlight.size === 0) this.idle.idle();
     }
