@@ -1,5 +1,5 @@
 /**
- * The kill -9 hang (ADR 0009): clients that open a new connection for every
+ * The kill -9 hang (ADR 0010): clients that open a new connection for every
  * request, as fast as they are answered, against a 2-process cluster; one
  * process is killed with -9, three times (each respawned in between). Counted:
  * requests that failed at once (in flight on the killed process) and requests

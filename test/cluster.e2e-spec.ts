@@ -104,7 +104,7 @@ describe('cluster (real processes, real signals)', () => {
       body: SLOW,
       concurrency,
       until: stop.promise,
-      // A guard: under round robin, a connection handed to the victim as it died was never answered (ADR 0009).
+      // A guard: under round robin, a connection handed to the victim as it died was never answered (ADR 0010).
       requestTimeoutMs: 15_000,
       onResult: (outcome) => void (outcome === 'ok' && (succeeded += 1)),
     });

@@ -19,6 +19,8 @@ export interface ErrorFacts {
   readonly retryAfterSeconds?: number;
   /** The bound that was passed (bytes, jobs, milliseconds, megabytes). */
   readonly limit?: number;
+  /** Why a task was refused or shed: `deadline`, `queue-delay` or `backstop`. */
+  readonly reason?: string;
 }
 
 /**
@@ -48,6 +50,14 @@ export class AppError extends Error {
  * or milliseconds); a few seconds spreads retries without making clients idle.
  */
 const JOB_RETRY_AFTER_SECONDS = 5;
+
+/** What a POOL_SATURATED refusal says, by reason. */
+const SATURATION_DETAIL = {
+  deadline: 'The task cannot finish before its deadline: the work queued ahead of it is too long',
+  'queue-delay':
+    'The pool is overloaded: tasks are shed when they wait longer than the target delay',
+  backstop: 'The task queue is full',
+} as const;
 
 /** One factory per code, so each code always carries the same facts and wording. */
 export const Errors = {
@@ -83,11 +93,21 @@ export const Errors = {
     ),
   headersTooLarge: () =>
     new AppError(ErrorCode.HEADERS_TOO_LARGE, 'The request headers exceed the server limit'),
-  poolSaturated: (retryAfterSeconds: number) =>
+  poolSaturated: (
+    retryAfterSeconds: number,
+    reason: 'deadline' | 'queue-delay' | 'backstop' = 'backstop',
+  ) =>
     new AppError(
       ErrorCode.POOL_SATURATED,
-      `The task queue is full; retry in about ${retryAfterSeconds} s`,
-      { retryAfterSeconds },
+      `${SATURATION_DETAIL[reason]}; retry in about ${retryAfterSeconds} s`,
+      { retryAfterSeconds, reason },
+    ),
+  /** A deadline header that is not a whole number of milliseconds in range. */
+  invalidDeadline: (header: string, max: number) =>
+    new AppError(
+      ErrorCode.INVALID_DEADLINE,
+      `${header} must be a whole number of milliseconds from 1 to ${max}`,
+      { limit: max },
     ),
   shuttingDown: () =>
     new AppError(ErrorCode.SHUTTING_DOWN, 'This process is draining; retry on another'),

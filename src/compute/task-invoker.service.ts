@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientKeyOf } from '../auth/client-key';
 import { Errors } from '../common/app-error';
+import { AppConfig } from '../config/app-config';
+import { clientDeadlineMs } from '../http/request-deadline';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import type { TaskDefinition } from '../tasks/task-definition';
 import { TaskRegistry } from '../tasks/task-registry';
@@ -17,21 +20,27 @@ export interface InvokedTask {
 /**
  * The HTTP side of running a task: checks the content type against the task,
  * validates its input on the main thread, and runs it on the pool with the
- * request's deadline and the client's disconnect as cancellation.
+ * request's deadline (the client's own, from its headers, capped by
+ * `TASK_TIMEOUT_MS`), its fair-share key and the client's disconnect as
+ * cancellation.
  */
 @Injectable()
 export class TaskInvokerService {
   constructor(
     private readonly registry: TaskRegistry,
     private readonly pool: WorkerPoolService,
+    private readonly config: AppConfig,
   ) {}
 
   async invoke(name: string, request: FastifyRequest, reply: FastifyReply): Promise<InvokedTask> {
     const task = this.registry.get(name);
     if (task === undefined) throw Errors.taskNotFound(name);
+    const deadlineMs = clientDeadlineMs(request.headers);
     const { input, body } = this.readInput(task, request);
     const result = await this.pool.run(name, input, {
       body,
+      deadlineMs,
+      clientKey: clientKeyOf(request, this.config.scheduler.clientKeyHeader),
       signal: clientGone(reply),
       arrivedAt: request.arrivedAt,
       requestId: request.id,

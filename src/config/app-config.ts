@@ -44,6 +44,18 @@ export abstract class AppConfig {
     /** Extra task modules (absolute paths) loaded next to the built-in tasks. */
     readonly taskModules: readonly string[];
   };
+  abstract readonly scheduler: {
+    /** CoDel's target queue delay under overload (ms). */
+    readonly targetDelayMs: number;
+    /** How long the delay stays above the target before the queue is overloaded (ms). */
+    readonly intervalMs: number;
+    /** Estimated run time of a task never measured (ms). */
+    readonly costPriorMs: number;
+    /** Request header that carries the fair-share key (lower case). */
+    readonly clientKeyHeader: string;
+    /** Threads asynchronous jobs may hold at once. */
+    readonly jobsMaxThreads: number;
+  };
   abstract readonly readiness: {
     readonly queueHighWater: number;
     readonly maxEventLoopDelayMs: number;

@@ -68,7 +68,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'POOL_THREADS must be `auto` or a whole number' })
   POOL_THREADS: number | 'auto' = 'auto';
 
-  /** Tasks waiting per process; past it: 503 `POOL_SATURATED`. `auto`: 16 per thread. */
+  /** Tasks waiting per process, a memory backstop (the scheduler admits by time); past it: 503 `POOL_SATURATED`. `auto`: 16 per thread. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('POOL_MAX_QUEUE'))
   @Min(0)
@@ -82,6 +82,41 @@ export class EnvironmentVariables {
   @Max(86_400_000)
   @IsInt()
   TASK_TIMEOUT_MS = 30_000;
+
+  /** Queue delay the scheduler holds tasks near under sustained overload (CoDel's target): past it for `SCHEDULER_INTERVAL_MS`, the newest waiting task runs first, and a task without a client deadline that would wait longer than this plus its own run time gets 503 `POOL_SATURATED` (see docs/overload.md). */
+  @Type(() => Number)
+  @Min(1)
+  @Max(60_000)
+  @IsInt()
+  SCHEDULER_TARGET_DELAY_MS = 100;
+
+  /** How long the queue delay must stay above `SCHEDULER_TARGET_DELAY_MS` before the pool counts as overloaded (CoDel's interval); it stays so until the queue empties. */
+  @Type(() => Number)
+  @Min(1)
+  @Max(600_000)
+  @IsInt()
+  SCHEDULER_INTERVAL_MS = 500;
+
+  /** Estimated run time of a task never measured yet, for admission by time; its first run replaces it. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt()
+  SCHEDULER_COST_PRIOR_MS = 50;
+
+  /** Request header whose value is the caller's fair-share key when authentication does not identify it; absent or not 1-64 letters, digits, `. : _ -`: the one shared key. */
+  @Matches(/^[a-z0-9-]{1,64}$/, {
+    message: 'CLIENT_KEY_HEADER must be a lower-case header name',
+  })
+  CLIENT_KEY_HEADER = 'x-client-id';
+
+  /** Worker threads asynchronous jobs may hold at once, so a batch of jobs never takes the whole pool from synchronous callers. `auto`: all threads but one, at least 1. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('JOBS_MAX_THREADS'))
+  @Min(1)
+  @Max(1024)
+  @IsInt({ message: 'JOBS_MAX_THREADS must be `auto` or a whole number' })
+  JOBS_MAX_THREADS: number | 'auto' = 'auto';
 
   /** Heap cap per thread; a task that exhausts it gets `WORKER_OUT_OF_MEMORY`. Unset: V8's default. */
   @IsOptional()

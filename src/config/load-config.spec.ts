@@ -35,6 +35,14 @@ describe(loadConfig.name, () => {
       maxOldGenerationMb: undefined,
     });
     expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
+    // auto: 4 cores, 4 processes of 1 thread, so jobs may take that one thread.
+    expect(config.scheduler).toEqual({
+      targetDelayMs: 100,
+      intervalMs: 500,
+      costPriorMs: 50,
+      clientKeyHeader: 'x-client-id',
+      jobsMaxThreads: 1,
+    });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
     expect(config.log).toEqual({ level: 'info', pretty: false });
     expect(config.jobs).toEqual({
@@ -72,6 +80,15 @@ describe(loadConfig.name, () => {
     });
     expect(loadConfig({ CLUSTER_WORKERS: '2' }, machine).pool.threads).toBe(2);
     expect(loadConfig({ CLUSTER_WORKERS: '8' }, machine).pool.threads).toBe(1);
+  });
+
+  it('leaves one thread to synchronous callers when JOBS_MAX_THREADS=auto', () => {
+    const config = loadConfig({ CLUSTER_WORKERS: '1' }, machine);
+    expect(config.scheduler.jobsMaxThreads).toBe(3);
+    expect(loadConfig({ JOBS_MAX_THREADS: '4' }, machine).scheduler.jobsMaxThreads).toBe(4);
+    expect(problemsOf({ CLIENT_KEY_HEADER: 'X Client' })).toEqual([
+      'CLIENT_KEY_HEADER must be a lower-case header name (got "X Client")',
+    ]);
   });
 
   it('derives the auto queue limit from the thread count', () => {

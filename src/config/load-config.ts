@@ -133,6 +133,14 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
         .filter((path) => path !== '')
         .map((path) => resolve(machine.cwd, path)),
     },
+    scheduler: {
+      targetDelayMs: vars.SCHEDULER_TARGET_DELAY_MS,
+      intervalMs: vars.SCHEDULER_INTERVAL_MS,
+      costPriorMs: vars.SCHEDULER_COST_PRIOR_MS,
+      clientKeyHeader: vars.CLIENT_KEY_HEADER,
+      jobsMaxThreads:
+        vars.JOBS_MAX_THREADS === 'auto' ? Math.max(1, threads - 1) : vars.JOBS_MAX_THREADS,
+    },
     readiness: {
       queueHighWater: vars.READY_QUEUE_HIGH_WATER,
       maxEventLoopDelayMs: vars.READY_MAX_EVENT_LOOP_DELAY_MS,

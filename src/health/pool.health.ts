@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { AppConfig } from '../config/app-config';
+import type { SchedulerState } from '../scheduler/task-scheduler';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { QueueSaturation } from './queue-saturation';
 
@@ -21,7 +22,7 @@ export class PoolHealthIndicator {
     this.saturation = new QueueSaturation(config.readiness.queueHighWater);
   }
 
-  /** `detailed` adds threads, utilization and wait/run p95 (for `GET /health`). */
+  /** `detailed` adds threads, utilization, wait/run p95 and the scheduler's state (for `GET /health`). */
   isReady<const Key extends string>(key: Key, detailed = false): HealthIndicatorResult<Key> {
     const indicator = this.healthIndicatorService.check(key);
     const stats = this.pool.stats();
@@ -40,6 +41,7 @@ export class PoolHealthIndicator {
             runP95Ms: stats.runMs.p95,
             completed: stats.completed,
             threadRestarts: stats.threadRestarts,
+            ...(stats.scheduler === undefined ? {} : { scheduler: schedulerView(stats.scheduler) }),
           }
         : {}),
     };
@@ -51,4 +53,21 @@ export class PoolHealthIndicator {
     }
     return indicator.up(data);
   }
+}
+
+/** Keys listed in `GET /health`: the deepest lines are the ones worth seeing. */
+const HEALTH_KEYS = 5;
+
+/** The overload controller as `GET /health` shows it. */
+function schedulerView(state: SchedulerState) {
+  return {
+    mode: state.mode,
+    queueDelayMs: Math.round(state.lastDelayMs),
+    targetDelayMs: state.targetDelayMs,
+    intervalMs: state.intervalMs,
+    backlogMs: Math.round(state.backlogMs),
+    refusals: state.refusals,
+    keys: state.keys.slice(0, HEALTH_KEYS).map(({ key, waiting }) => ({ key, waiting })),
+    jobs: state.jobs,
+  };
 }

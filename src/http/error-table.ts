@@ -17,6 +17,7 @@ export interface HttpErrorMapping {
  */
 export const ERROR_TABLE = {
   VALIDATION_FAILED: { status: 400, title: 'Validation failed' },
+  INVALID_DEADLINE: { status: 400, title: 'Invalid deadline' },
   ROUTE_NOT_FOUND: { status: 404, title: 'Route not found' },
   TASK_NOT_FOUND: { status: 404, title: 'Task not found' },
   JOB_NOT_FOUND: { status: 404, title: 'Job not found' },

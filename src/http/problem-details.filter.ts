@@ -22,6 +22,8 @@ export interface ProblemDetails {
   errors?: readonly FieldError[];
   /** How many fields failed; `errors` lists at most the first few. */
   errorCount?: number;
+  /** POOL_SATURATED: why (`deadline`, `queue-delay`, `backstop`), so a client can tell them apart. */
+  reason?: string;
 }
 
 /**
@@ -83,6 +85,7 @@ export function toProblem(error: AppError, instance?: string): ProblemDetails {
           errors: error.facts.errors,
           errorCount: error.facts.errorCount ?? error.facts.errors.length,
         }),
+    ...(error.facts.reason === undefined ? {} : { reason: error.facts.reason }),
   };
 }
 

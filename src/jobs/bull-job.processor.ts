@@ -14,9 +14,9 @@ import { redisOptions } from './redis-options';
 
 /**
  * The consumer side of the BullMQ backend: every replica runs one BullMQ
- * worker whose concurrency is its pool's thread count, so a replica takes
- * only as many jobs as it can run at once and the rest stay in Redis for
- * any replica to take. BullMQ holds a lock per running job, renewed by this
+ * worker whose concurrency is the threads jobs may hold (`JOBS_MAX_THREADS`),
+ * so a replica takes only as many jobs as it may run at once and the rest
+ * stay in Redis for any replica to take. BullMQ holds a lock per running job, renewed by this
  * process's event loop (never blocked: the work is on threads); when the
  * process dies the lock expires and another replica's stalled-job check puts
  * the job back in the queue.
@@ -87,7 +87,7 @@ export function configuredProcessor(config: AppConfig): Type<BullJobProcessor> {
   @Processor(JOBS_QUEUE, {
     // Started in onApplicationBootstrap, after the threads are warm.
     autorun: false,
-    concurrency: Math.max(1, config.pool.threads),
+    concurrency: config.scheduler.jobsMaxThreads,
     // The worker's own connection reconnects forever and queues while Redis is away.
     connection: redisOptions(redisUrl as string),
     lockDuration: lockDurationMs,

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { Injectable } from '@nestjs/common';
+import { JOBS_CLIENT_KEY } from '../auth/client-key';
 import { AppError, Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
@@ -40,9 +41,11 @@ export class JobExecutor {
 
   /** Resolves with the result, or rejects with an AppError (the same codes as `POST /api/tasks`). */
   async execute(payload: JobPayload, signal: AbortSignal): Promise<JobResult> {
+    // Jobs share the pool as one more client, capped at JOBS_MAX_THREADS threads.
     const result = await this.pool.run(payload.task, payload.input, {
       body: payload.body,
       signal,
+      clientKey: JOBS_CLIENT_KEY,
     });
     const key = this.config.jobs.resultEncryptionKey;
     // Submission refuses `encrypt` without a key; a replica configured without one fails loudly.

@@ -39,7 +39,7 @@ const UNFINISHED: ReadonlySet<JobStatus> = new Set(['queued', 'running']);
 
 /**
  * The default backend: jobs in this process's memory, run on its own pool,
- * as many at a time as it has threads. Bounded (`JOBS_MAX_STORED`), finished
+ * as many at a time as jobs may hold threads (`JOBS_MAX_THREADS`). Bounded (`JOBS_MAX_STORED`), finished
  * jobs kept for `JOBS_RESULT_TTL_SECONDS`, and everything is lost when the
  * process stops: a job is only as durable as the process that took it.
  */
@@ -58,7 +58,8 @@ export class MemoryJobStore extends JobStore implements OnModuleDestroy {
     private readonly executor: JobExecutor,
   ) {
     super();
-    this.concurrency = Math.max(1, config.pool.threads);
+    // More would only wait in the scheduler, where the jobs' cap holds them anyway.
+    this.concurrency = config.scheduler.jobsMaxThreads;
     this.sweeper = setInterval(() => this.sweep(), 60_000).unref();
     this.untrack = trackQueueDepth(() => this.counts(), 'sum');
     if (config.cluster.workers > 1) {

@@ -6,6 +6,7 @@ import { HttpMetricsService } from './http-metrics.service';
 import { collectProcessMetrics } from './metric-registry';
 import { MetricsController } from './metrics.controller';
 import { PoolMetricsService } from './pool-metrics.service';
+import { SchedulerMetricsService } from './scheduler-metrics.service';
 import { TaskLogListener } from './task-log.listener';
 import { TaskMetricsService } from './task-metrics.service';
 
@@ -26,7 +27,13 @@ import { TaskMetricsService } from './task-metrics.service';
     }),
     WorkersModule,
   ],
-  providers: [HttpMetricsService, PoolMetricsService, TaskMetricsService, TaskLogListener],
+  providers: [
+    HttpMetricsService,
+    PoolMetricsService,
+    SchedulerMetricsService,
+    TaskMetricsService,
+    TaskLogListener,
+  ],
 })
 export class MetricsModule {
   constructor() {

@@ -1,7 +1,12 @@
 import type { Piscina } from 'piscina';
 import type { TaskRegistry } from '../tasks/task-registry';
-import type { Cancellation } from './cancellation';
-import { FifoDispatcher } from './fifo-dispatcher';
+import {
+  TaskScheduler,
+  type SchedulerOptions,
+  type SchedulerState,
+  type Ticket,
+} from '../scheduler/task-scheduler';
+import { onCancel, type Cancellation } from './cancellation';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { createTaskRunner } from './task-runner';
 import { prepareTransfer } from './transfer';
@@ -12,33 +17,47 @@ import { prepareTransfer } from './transfer';
  * dies; a task's own failure is an answer, never a rejection.
  */
 export interface TaskDispatch {
-  run(request: TaskRequest, signal: Cancellation): Promise<TaskResponse>;
+  /**
+   * Also rejects with an AppError (POOL_SATURATED) when the scheduler does
+   * not admit the task, or sheds it while it waits.
+   */
+  run(request: TaskRequest, signal: Cancellation, ticket: Ticket): Promise<TaskResponse>;
   /** Tasks admitted and still waiting for a thread. */
   readonly queued: number;
+  /** The scheduler's state; undefined when tasks run inline. */
+  schedulerState(): SchedulerState | undefined;
 }
 
 /**
- * Worker threads: tasks wait in arrival order until a thread is free, then go
- * to Piscina; the signal stops a running task by stopping its thread. Large
- * bodies are transferred, not cloned.
+ * Worker threads: tasks wait in the scheduler (admission by time, fair
+ * shares, CoDel with adaptive LIFO; `src/scheduler/`) until a thread is free,
+ * then go to Piscina, which never holds more tasks than it has threads; the
+ * signal stops a running task by stopping its thread. Large bodies are
+ * transferred, not cloned.
  */
 export class PiscinaDispatch implements TaskDispatch {
-  private readonly line: FifoDispatcher;
+  private readonly scheduler: TaskScheduler;
 
   constructor(
     private readonly pool: Piscina<TaskRequest, TaskResponse>,
-    threads: number,
+    options: SchedulerOptions,
   ) {
-    this.line = new FifoDispatcher(threads);
+    this.scheduler = new TaskScheduler(options, (signal, listener) =>
+      onCancel(signal as Cancellation, listener),
+    );
   }
 
   /** Waiting in line, and in Piscina when a thread is being replaced. */
   get queued(): number {
-    return this.line.queued + this.pool.queueSize;
+    return this.scheduler.queued + this.pool.queueSize;
   }
 
-  run(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
-    return this.line.run(() => this.post(request, signal), signal);
+  schedulerState(): SchedulerState {
+    return this.scheduler.state();
+  }
+
+  run(request: TaskRequest, signal: Cancellation, ticket: Ticket): Promise<TaskResponse> {
+    return this.scheduler.run(ticket, () => this.post(request, signal), signal);
   }
 
   private post(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
@@ -58,6 +77,10 @@ export class InlineDispatch implements TaskDispatch {
 
   constructor(registry: TaskRegistry) {
     this.runTask = createTaskRunner(registry);
+  }
+
+  schedulerState(): undefined {
+    return undefined;
   }
 
   async run(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {

@@ -6,7 +6,8 @@ import { AppError, Errors } from '../common/app-error';
 import { IdleWaiter } from '../common/idle-waiter';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
-import { QueueBoundAdmission, type AdmissionPolicy, type TaskTimes } from './admission';
+import type { SchedulerState } from '../scheduler/task-scheduler';
+import { schedulerOptions, ticketFor, type AdmissionRequest } from './admission';
 import { Cancellation, onCancel, type CancelSignal } from './cancellation';
 import { piscinaOptions } from './piscina-options';
 import { RollingPercentiles, type Percentiles } from './rolling-percentiles';
@@ -25,7 +26,13 @@ import { ThreadRecycler } from './thread-recycler';
 
 export type { TaskOutcome } from './task-failure';
 
-export interface RunOptions {
+/** How long a task that reached a thread waited and ran. */
+export interface TaskTimes {
+  readonly waitMs: number;
+  readonly runMs: number;
+}
+
+export interface RunOptions extends AdmissionRequest {
   /** Raw body of a binary task. Large bodies are transferred: the caller's view is detached. */
   readonly body?: Uint8Array;
   /** Aborts the task, queued or running (the client went away, the job was cancelled). */
@@ -74,6 +81,8 @@ export interface PoolStats {
   readonly threadsRecycled: number;
   readonly waitMs: Percentiles;
   readonly runMs: Percentiles;
+  /** The scheduler's state (`src/scheduler/`); undefined when tasks run inline. */
+  readonly scheduler: SchedulerState | undefined;
   /** Threads are started and warm, and the pool still accepts tasks. */
   readonly ready: boolean;
   readonly accepting: boolean;
@@ -81,8 +90,9 @@ export interface PoolStats {
 
 /**
  * Runs tasks on a Piscina pool of worker threads, so CPU work never blocks the
- * event loop. Adds what a service needs on top of Piscina: admission that
- * refuses at once (`admission.ts`), a deadline from arrival, cancellation
+ * event loop. Adds what a service needs on top of Piscina: a scheduler that
+ * admits by time, shares fairly and sheds under overload (`admission.ts` is
+ * the seam, `src/scheduler/` the discipline), a deadline from arrival, cancellation
  * when the caller leaves, coded errors for every way a thread can fail
  * (`task-failure.ts`), recycling, and a drain on shutdown. Where tasks run is
  * a `TaskDispatch`: Piscina threads, or inline with `POOL_THREADS=0`.
@@ -95,7 +105,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly waitTimes = new RollingPercentiles();
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
-  private readonly admission: AdmissionPolicy;
   /**
    * The cancellation of each task in flight, for a shutdown past its budget:
    * a set rather than a listener per task on one shutdown signal, which would
@@ -113,7 +122,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     private readonly registry: TaskRegistry,
   ) {
     this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
-    this.admission = new QueueBoundAdmission(config.pool);
     this.dispatch = new InlineDispatch(registry);
     this.events.setMaxListeners(0);
   }
@@ -157,7 +165,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.logger.error(`Idle worker thread failed: ${error.message}`),
     );
     this.pool = pool;
-    this.dispatch = new PiscinaDispatch(pool, threads);
+    this.dispatch = new PiscinaDispatch(
+      pool,
+      schedulerOptions(this.config, (delayMs) => this.events.emit('queue-delay', delayMs)),
+    );
     // One no-op per thread: each is idle, so each gets one, and answers only
     // after it has loaded the task modules.
     await Promise.all(
@@ -177,13 +188,15 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     if (this.registry.get(name) === undefined) throw Errors.taskNotFound(name);
     const ref: TaskRef = { task: name, requestId: options.requestId };
     if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
-    // Inline tasks have no queue to bound: each runs on the event loop at its turn.
-    const refusal =
-      this.pool === undefined ? undefined : this.admission.admit({ queueSize: this.queueSize() });
-    if (refusal !== undefined) throw this.settle(ref, 'rejected', refusal);
 
+    const { ticket, timeoutMs } = ticketFor(
+      name,
+      options,
+      arrivedAt,
+      this.config.pool.taskTimeoutMs,
+    );
     const cancellation = new Cancellation<AbortReason>();
-    const remainingMs = this.config.pool.taskTimeoutMs - (performance.now() - arrivedAt);
+    const remainingMs = timeoutMs - (performance.now() - arrivedAt);
     const timer = setTimeout(() => cancellation.abort('timeout'), Math.max(0, remainingMs));
     const stopFollowing =
       options.signal === undefined
@@ -192,11 +205,28 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(cancellation);
+    // A refused or shed task never ran: it is not counted as completed.
+    let refused = false;
     try {
-      const response = await this.dispatch.run(
-        { task: name, input, body: options.body },
-        cancellation,
-      );
+      let response: TaskResponse;
+      try {
+        response = await this.dispatch.run(
+          { task: name, input, body: options.body },
+          cancellation,
+          ticket,
+        );
+      } catch (error) {
+        // The scheduler's refusal (at once, or shed while waiting) is already coded.
+        if (error instanceof AppError) {
+          refused = true;
+          throw this.settle(ref, 'rejected', error);
+        }
+        const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
+        throw this.settleFailure(
+          ref,
+          classifyRejection(error, abortedFor, { ...this.config.pool, taskTimeoutMs: timeoutMs }),
+        );
+      }
       const waitMs = Math.max(0, response.startedAt - submittedAt);
       const timing = { waitMs, runMs: response.runMs };
       this.observe(timing);
@@ -205,18 +235,20 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         return { value: response.value, ...timing, threadId: response.threadId };
       }
       throw this.settleFailure(ref, classifyAnswer(response), timing);
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
-      throw this.settleFailure(ref, classifyRejection(error, abortedFor, this.config.pool));
     } finally {
       clearTimeout(timer);
       stopFollowing?.();
       this.inFlight.delete(cancellation);
-      this.completed += 1;
+      if (!refused) this.completed += 1;
       if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
       if (this.inFlight.size === 0) this.idle.idle();
     }
+  }
+
+  /** Called with each task's queue delay (ms) when it leaves the queue for a thread; returns the unsubscribe. */
+  onQueueDelay(listener: (delayMs: number) => void): () => void {
+    this.events.on('queue-delay', listener);
+    return () => this.events.off('queue-delay', listener);
   }
 
   /** Called with every finished task, whatever its outcome; returns the unsubscribe. */
@@ -245,6 +277,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       threadsRecycled: this.recycler.recycled,
       waitMs: this.waitTimes.snapshot(),
       runMs: this.runTimes.snapshot(),
+      scheduler: this.dispatch.schedulerState(),
       ready: this.warm && this.accepting,
       accepting: this.accepting,
     };
@@ -300,6 +333,5 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private observe(times: TaskTimes): void {
     this.waitTimes.record(times.waitMs);
     this.runTimes.record(times.runMs);
-    this.admission.observe(times);
   }
 }

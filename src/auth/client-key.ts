@@ -1,0 +1,33 @@
+import { identityOf, type ClientIdentity } from './client-identity';
+
+/**
+ * The fair-share key of callers nobody identified: one shared line, so
+ * anonymous traffic is one client among the identified ones.
+ */
+export const SHARED_CLIENT_KEY = 'shared';
+
+/**
+ * The fair-share key of asynchronous jobs. Parentheses cannot appear in a
+ * key taken from a header (see `clientKeyOf`), so no client can pose as the
+ * jobs.
+ */
+export const JOBS_CLIENT_KEY = '(jobs)';
+
+/** A key from a header is used only if it is short and plain: it may become a metric label. */
+const PLAIN_KEY = /^[\w.:-]{1,64}$/;
+
+/**
+ * Whose share a request's task is counted in: the authenticated client's id
+ * when authentication identified one (a later issue), else the value of the
+ * configured header (`CLIENT_KEY_HEADER`) when it is plain, else the one
+ * shared key.
+ */
+export function clientKeyOf(
+  request: { identity?: ClientIdentity; headers: Record<string, string | string[] | undefined> },
+  headerName: string,
+): string {
+  const identity = identityOf(request);
+  if (identity.authenticated) return identity.id;
+  const value = request.headers[headerName];
+  return typeof value === 'string' && PLAIN_KEY.test(value) ? value : SHARED_CLIENT_KEY;
+}

@@ -1,0 +1,304 @@
+import { JOBS_CLIENT_KEY } from '../auth/client-key';
+import { Cancellation, onCancel, type CancelSignal } from '../workers/cancellation';
+import { TaskScheduler, type SchedulerOptions, type Ticket } from './task-scheduler';
+
+/** A task the test ends by hand, and the order in which tasks started. */
+interface Harness {
+  scheduler: TaskScheduler;
+  started: string[];
+  /** Ends the running task `name` after `ms` of the test clock. */
+  finish(name: string, ms?: number): Promise<void>;
+  submit(name: string, ticket?: Partial<Ticket>, signal?: Cancellation): Promise<string>;
+  advance(ms: number): void;
+  readonly clock: { now: number };
+}
+
+function harness(options: Partial<SchedulerOptions> = {}): Harness {
+  const clock = { now: 0 };
+  const scheduler = new TaskScheduler(
+    {
+      slots: 1,
+      maxQueue: 100,
+      targetDelayMs: 10,
+      intervalMs: 50,
+      costPriorMs: 10,
+      jobsMaxThreads: 1,
+      maxRetryAfterSeconds: 30,
+      now: () => clock.now,
+      ...options,
+    },
+    (signal, listener) => onCancel(signal as CancelSignal, listener),
+  );
+  const started: string[] = [];
+  const enders = new Map<string, () => void>();
+  return {
+    scheduler,
+    started,
+    clock,
+    advance: (ms) => {
+      clock.now += ms;
+    },
+    async finish(name, ms = 0) {
+      clock.now += ms;
+      const end = enders.get(name);
+      if (end === undefined) throw new Error(`${name} is not running`);
+      end();
+      // Let the scheduler's settle handlers run and start the next task.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+    submit(name, ticket = {}, signal = new Cancellation()) {
+      return scheduler.run(
+        { task: 'work', key: 'a', deadlineAt: 1e9, clientDeadline: true, ...ticket },
+        () =>
+          new Promise<string>((resolve) => {
+            started.push(name);
+            enders.set(name, () => resolve(name));
+          }),
+        signal,
+      );
+    },
+  };
+}
+
+/** Swallows the rejection now, so an unhandled rejection does not fail the test before it checks. */
+const settled = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe(TaskScheduler.name, () => {
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it('serves the oldest first while the queue delay stays under the target (FIFO)', async () => {
+    const h = harness({ targetDelayMs: 1000 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd']) void h.submit(name);
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    await h.finish('c', 100);
+    expect(h.started).toEqual(['running', 'b', 'c', 'd']);
+    expect(h.scheduler.state().mode).toBe('fifo');
+  });
+
+  it('serves the newest first once the delay stayed above the target for an interval (LIFO)', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd', 'e', 'f']) void h.submit(name);
+    await h.finish('running', 100); // b waited 100 ms: above the target, the interval starts
+    await h.finish('b', 100); // c waited 200 ms, the interval is over: overloaded
+    expect(h.scheduler.state().mode).toBe('lifo');
+    await h.finish('c', 100);
+    await h.finish('f', 100);
+    await h.finish('e', 100);
+    expect(h.started).toEqual(['running', 'b', 'c', 'f', 'e', 'd']);
+  });
+
+  it('returns to FIFO once the queue has emptied', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd']) void h.submit(name);
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    expect(h.scheduler.state().mode).toBe('lifo');
+    await h.finish('c', 10);
+    expect(h.scheduler.state()).toMatchObject({ mode: 'fifo', queued: 0 });
+  });
+
+  it('refuses at once, without running it, a task that cannot finish before its deadline', async () => {
+    const h = harness({ costPriorMs: 100 });
+    void h.submit('running');
+    void h.submit('b');
+    // Ahead of it: b (100 ms) and what is left of the running task (100 ms), then its own 100 ms.
+    const late = settled(h.submit('late', { deadlineAt: h.clock.now + 250 }));
+    const inTime = h.submit('in-time', { deadlineAt: h.clock.now + 350 });
+    expect(await late).toMatchObject({
+      code: 'POOL_SATURATED',
+      facts: { reason: 'deadline', retryAfterSeconds: 1 },
+    });
+    expect(h.started).toEqual(['running']);
+    expect(h.scheduler.state().refusals.deadline).toBe(1);
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    await h.finish('in-time', 100);
+    await expect(inTime).resolves.toBe('in-time');
+  });
+
+  it('learns run times: the first measured run replaces the prior', async () => {
+    const h = harness({ costPriorMs: 1 });
+    void h.submit('first');
+    await h.finish('first', 400);
+    void h.submit('running');
+    // Now 400 ms are estimated ahead of it, and 400 ms for itself.
+    const refused = settled(h.submit('late', { deadlineAt: h.clock.now + 700 }));
+    expect(await refused).toMatchObject({ facts: { reason: 'deadline' } });
+  });
+
+  it('sheds a waiting task once it can no longer start in time, before its deadline', async () => {
+    const h = harness({ costPriorMs: 100 });
+    void h.submit('running');
+    const waiting = settled(h.submit('waiting', { deadlineAt: 1000 }));
+    // The running task overruns its estimate. At 790 ms (its latest start, 900 ms,
+    // less its run time and the target) it is moved ahead; at 900 ms it is shed.
+    h.advance(790);
+    jest.advanceTimersByTime(790);
+    h.advance(109);
+    jest.advanceTimersByTime(109);
+    expect(h.scheduler.state().queued).toBe(1);
+    jest.advanceTimersByTime(1);
+    expect(await waiting).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
+    expect(h.scheduler.state().queued).toBe(0);
+  });
+
+  it('refuses past the memory backstop', async () => {
+    const h = harness({ maxQueue: 1 });
+    void h.submit('running');
+    void h.submit('b');
+    expect(await settled(h.submit('c'))).toMatchObject({ facts: { reason: 'backstop' } });
+  });
+
+  it("makes room in a full queue for another key by shedding the flood's oldest task", async () => {
+    const h = harness({ maxQueue: 2 });
+    void h.submit('running', { key: 'flood' });
+    const oldest = settled(h.submit('flood-1', { key: 'flood' }));
+    void h.submit('flood-2', { key: 'flood' });
+    const trickle = h.submit('trickle', { key: 'trickle' });
+    expect(await oldest).toMatchObject({ facts: { reason: 'backstop' } });
+    expect(await settled(h.submit('flood-3', { key: 'flood' }))).toMatchObject({
+      facts: { reason: 'backstop' },
+    });
+    for (let i = 0; i < 3; i++) await h.finish(h.started.at(-1) as string, 10);
+    await expect(trickle).resolves.toBe('trickle');
+    expect(h.started).toEqual(expect.arrayContaining(['flood-2', 'trickle']));
+  });
+
+  it('sheds the oldest undated task for a newcomer when the queue is full while overloaded', async () => {
+    const h = harness({ maxQueue: 3, targetDelayMs: 10, intervalMs: 50 });
+    void h.submit('running', { clientDeadline: false });
+    const waiting = ['b', 'c', 'd'].map((name) =>
+      settled(h.submit(name, { clientDeadline: false })),
+    );
+    await h.finish('running', 100);
+    await h.finish('b', 100); // c waited 200 ms: overloaded
+    void h.submit('e', { clientDeadline: false });
+    void h.submit('f', { clientDeadline: false });
+    // Full (d, e, f): g takes the place of the oldest, d.
+    void h.submit('g', { clientDeadline: false });
+    expect(await waiting[2]).toMatchObject({ facts: { reason: 'queue-delay' } });
+    await h.finish('c', 10);
+    expect(h.started.at(-1)).toBe('g');
+  });
+
+  it('refuses, while overloaded, a task without a client deadline that would wait past the target', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
+    void h.submit('running', { key: 'a' });
+    for (const name of ['b', 'c', 'd', 'e']) void h.submit(name, { key: 'a' });
+    for (const name of ['x', 'y']) void h.submit(name, { key: 'x' });
+    await h.finish('running', 100);
+    await h.finish(h.started.at(-1) as string, 100);
+    expect(h.scheduler.state().mode).toBe('lifo');
+    // A third key's newcomer has a share of each other line queued ahead of it: 200 ms, past 10 + 100.
+    const undated = settled(h.submit('undated', { key: 'z', clientDeadline: false }));
+    expect(await undated).toMatchObject({ facts: { reason: 'queue-delay' } });
+    const dated = h.submit('dated', { key: 'z', clientDeadline: true });
+    for (let i = 0; i < 6; i++) await h.finish(h.started.at(-1) as string, 100);
+    await expect(dated).resolves.toBe('dated');
+  });
+
+  it('rescues a waiting task before its deadline while newer ones keep overtaking it', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd']) void h.submit(name);
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    expect(h.scheduler.state().mode).toBe('lifo');
+    const old = h.submit('old', { deadlineAt: h.clock.now + 1000 });
+    for (let i = 1; i <= 3; i++) {
+      void h.submit(`new-${i}`);
+      await h.finish(h.started.at(-1) as string, 100);
+    }
+    expect(h.started).not.toContain('old');
+    // Its latest start is 900 ms after it arrived; 110 ms (its run time and the target) before, it is rescued.
+    jest.advanceTimersByTime(800);
+    void h.submit('new-4');
+    await h.finish(h.started.at(-1) as string, 100);
+    expect(h.started.at(-1)).toBe('old');
+    await h.finish('old', 100);
+    await expect(old).resolves.toBe('old');
+  });
+
+  it("keeps fair turns when a flood's tasks are rescued: they move ahead in their own key only", async () => {
+    const h = harness({ costPriorMs: 100 });
+    void h.submit('running', { key: 'flood' });
+    for (let i = 1; i <= 4; i++) {
+      void h.submit(`flood-${i}`, { key: 'flood', deadlineAt: 1700 + i });
+    }
+    const trickle = h.submit('trickle', { key: 'trickle' });
+    // Every flood task reaches its rescue time (latest start less its run time and the target).
+    h.advance(1500);
+    jest.advanceTimersByTime(1500);
+    await h.finish('running', 10);
+    await h.finish(h.started.at(-1) as string, 10);
+    expect(h.started.slice(1, 3)).toContain('trickle');
+    await h.finish('trickle', 10);
+    await expect(trickle).resolves.toBe('trickle');
+  });
+
+  it('gives a trickle key its turn while another key floods the queue', async () => {
+    const h = harness();
+    void h.submit('running', { key: 'flood' });
+    for (let i = 0; i < 20; i++) void h.submit(`flood-${i}`, { key: 'flood' });
+    const trickle = h.submit('trickle', { key: 'trickle' });
+    await h.finish('running', 10);
+    await h.finish(h.started.at(-1) as string, 10);
+    expect(h.started).toContain('trickle');
+    expect(h.started.indexOf('trickle')).toBeLessThanOrEqual(2);
+    await h.finish('trickle', 10);
+    await expect(trickle).resolves.toBe('trickle');
+  });
+
+  it('shares by cost: a key of expensive tasks gets fewer of them per round', async () => {
+    const h = harness({ costPriorMs: 10 });
+    // Teach it that `big` costs 40 ms and `small` 10 ms.
+    void h.submit('b0', { task: 'big' });
+    await h.finish('b0', 40);
+    void h.submit('s0', { task: 'small' });
+    await h.finish('s0', 10);
+    void h.submit('running', { key: 'x' });
+    for (let i = 1; i <= 4; i++) void h.submit(`big-${i}`, { key: 'big', task: 'big' });
+    for (let i = 1; i <= 8; i++) void h.submit(`small-${i}`, { key: 'small', task: 'small' });
+    await h.finish('running', 1);
+    for (let i = 0; i < 5; i++) await h.finish(h.started.at(-1) as string, 1);
+    const served = h.started.slice(3);
+    expect(served.filter((name) => name.startsWith('small')).length).toBeGreaterThanOrEqual(4);
+    expect(served.filter((name) => name.startsWith('big')).length).toBeLessThanOrEqual(2);
+  });
+
+  it('caps the threads jobs hold, and lets other keys use the rest', async () => {
+    const h = harness({ slots: 2, jobsMaxThreads: 1 });
+    void h.submit('job-1', { key: JOBS_CLIENT_KEY });
+    void h.submit('job-2', { key: JOBS_CLIENT_KEY });
+    expect(h.started).toEqual(['job-1']);
+    void h.submit('client', { key: 'a' });
+    expect(h.started).toEqual(['job-1', 'client']);
+    await h.finish('job-1', 10);
+    expect(h.started).toEqual(['job-1', 'client', 'job-2']);
+  });
+
+  it('rejects with an AbortError and never starts a task cancelled while it waits', async () => {
+    const h = harness();
+    void h.submit('running');
+    const signal = new Cancellation();
+    const waiting = settled(h.submit('waiting', {}, signal));
+    signal.abort('cancelled');
+    expect(await waiting).toMatchObject({ name: 'AbortError' });
+    await h.finish('running', 10);
+    expect(h.started).toEqual(['running']);
+    expect(h.scheduler.queued).toBe(0);
+  });
+});
