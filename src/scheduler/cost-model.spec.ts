@@ -33,3 +33,30 @@ describe(CostModel.name, () => {
     expect(costs.estimate('big')).toBe(900);
   });
 });
+
+describe(`${CostModel.name} with sizes`, () => {
+  it('estimates in proportion to the size, from the time per unit it measured', () => {
+    const costs = new CostModel(50);
+    costs.record('compute', 45, 2_000_000);
+    expect(costs.estimate('compute', 2_000_000)).toBeCloseTo(45);
+    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(540);
+  });
+
+  it('estimates an unmeasured task at the prior, whatever its size', () => {
+    expect(new CostModel(50).estimate('compute', 24_000_000)).toBe(50);
+  });
+
+  it('counts a size below one as one', () => {
+    const costs = new CostModel(50);
+    costs.record('compute', 2, 0);
+    expect(costs.estimate('compute', 0)).toBe(2);
+    expect(costs.estimate('compute', Number.NaN)).toBe(2);
+  });
+
+  it('raises the time per unit from a large run that was stopped', () => {
+    const costs = new CostModel(50);
+    costs.record('compute', 10, 1_000);
+    costs.recordAtLeast('compute', 5_000, 1_000);
+    expect(costs.estimate('compute', 1_000)).toBe(5_000);
+  });
+});

@@ -48,7 +48,7 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
     },
     submit(name, ticket = {}, signal = new Cancellation()) {
       return scheduler.run(
-        { task: 'work', key: 'a', deadlineAt: 1e9, clientDeadline: true, ...ticket },
+        { task: 'work', size: 1, key: 'a', deadlineAt: 1e9, clientDeadline: true, ...ticket },
         () =>
           new Promise<string>((resolve) => {
             started.push(name);

@@ -11,6 +11,8 @@ import { threadTimeUntil } from './thread-time';
 export interface Ticket {
   /** The task's name: its cost is estimated per task. */
   readonly task: string;
+  /** How much work this input is, in the task's own unit (`TaskDefinition.size`); 1 if undeclared. */
+  readonly size: number;
   /** The fair-share key: a client's, the shared one, or the jobs'. */
   readonly key: string;
   /** When the task must have finished, on the scheduler's clock (ms). */
@@ -151,7 +153,7 @@ export class TaskScheduler {
   run<T>(ticket: Ticket, start: () => Promise<T>, signal: Abortable): Promise<T> {
     if (signal.aborted) return Promise.reject(abortError());
     const now = this.now();
-    const cost = this.costs.estimate(ticket.task);
+    const cost = this.costs.estimate(ticket.task, ticket.size);
     const refused = this.admit(ticket, cost, now);
     if (refused !== undefined) return Promise.reject(refused);
 
@@ -297,8 +299,8 @@ export class TaskScheduler {
     if (ticket.key === JOBS_KEY) this.jobsRunning += 1;
     const settled = (completed: boolean) => {
       const elapsed = this.now() - task.startedAt;
-      if (completed) this.costs.record(ticket.task, elapsed);
-      else this.costs.recordAtLeast(ticket.task, elapsed);
+      if (completed) this.costs.record(ticket.task, elapsed, ticket.size);
+      else this.costs.recordAtLeast(ticket.task, elapsed, ticket.size);
       this.running.delete(task);
       if (ticket.key === JOBS_KEY) this.jobsRunning -= 1;
       this.pump();

@@ -78,6 +78,7 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     output: 'bytes',
     responseContentType: (input) => CONTENT_TYPES[(input as CompressInput).format],
   },
+  size: (_input, body) => body?.byteLength ?? 0,
   limits: {
     gzipAndDeflateLevels: `${LEVELS.gzip.min}-${LEVELS.gzip.max} (default ${DEFAULT_LEVEL})`,
     brotliLevels: `${LEVELS.br.min}-${LEVELS.br.max} (default ${DEFAULT_LEVEL})`,

@@ -43,6 +43,7 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
   description:
     'Sums Math.sqrt(i) * Math.sin(i) over `iterations`, then builds and maps a `payloadSize`-element array.',
   input: computeInput,
+  size: ({ iterations, payloadSize }) => iterations + payloadSize,
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
   run({ iterations, payloadSize }) {
     let result = 0;

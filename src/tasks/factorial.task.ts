@@ -49,6 +49,8 @@ export const factorialTask = defineTask<FactorialInput, FactorialOutput>({
   description:
     'Computes n! exactly (BigInt, binary splitting); returns its digit count and leading digits.',
   input: factorialInput,
+  // Big-integer products grow with the digits: about quadratic in n.
+  size: ({ n }) => n * n,
   limits: { maxN: MAX_N, maxDigits: MAX_DIGITS },
   run({ n }) {
     const decimal = (n < 2 ? 1n : productOfRange(2, n)).toString();

@@ -31,6 +31,7 @@ export const hashTask = defineTask<HashInput, HashOutput>({
   description: `Hashes the raw request body with ${ALGORITHMS.join(', ')}; returns the hex digest.`,
   input: hashInput,
   binary: { contentTypes: ['application/octet-stream'] },
+  size: (_input, body) => body?.byteLength ?? 0,
   limits: { algorithms: ALGORITHMS.join(', '), maxBodyBytes: 'the server body limit' },
   run({ algorithm }, body) {
     // An absent body hashes like an empty one: the digest of nothing is well defined.

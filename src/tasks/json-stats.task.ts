@@ -73,6 +73,7 @@ export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
     'Parses a JSON array of objects and returns count, min, max, mean and sum of each numeric field.',
   input: jsonStatsInput,
   binary: { contentTypes: ['application/json', 'application/octet-stream'] },
+  size: (_input, body) => body?.byteLength ?? 0,
   limits: {
     maxFields: MAX_FIELDS,
     maxDepth: MAX_DEPTH,

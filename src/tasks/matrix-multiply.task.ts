@@ -85,6 +85,10 @@ export const matrixMultiplyTask = defineTask<MatrixMultiplyInput, MatrixMultiply
   description:
     'Multiplies matrices a and b, or two seeded random size×size matrices; returns the product or its checksum.',
   input: matrixMultiplyInput,
+  size: (input) =>
+    input.size !== undefined
+      ? input.size ** 3
+      : (input.a?.length ?? 0) * (input.b?.length ?? 0) * (input.b?.[0]?.length ?? 0),
   limits: { maxDimension: MAX_DIMENSION, maxProductEntries: MAX_PRODUCT_ENTRIES },
   run(input) {
     const { a, b, rows, inner, cols } =

@@ -73,6 +73,7 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
     'Validates a PDF and returns its text per page and its metadata (title, author, pages, dates).',
   input: pdfExtractInput,
   binary: { contentTypes: ['application/pdf'] },
+  size: (_input, body) => body?.byteLength ?? 0,
   limits: {
     maxPages: MAX_PAGES,
     maxTextChars: MAX_TEXT_CHARS,

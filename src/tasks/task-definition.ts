@@ -24,6 +24,14 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
   /** The bounds that keep one valid request from running away; listed in the catalog. */
   readonly limits: Readonly<Record<string, number | string>>;
   /**
+   * How much work this input is, in the task's own unit (iterations, bytes,
+   * multiply-adds): the scheduler learns each task's time per unit, so an
+   * input 40 × larger is estimated 40 × longer and admitted only if that fits
+   * its deadline. Left out: every call is estimated at recent calls' times.
+   * Runs on the main thread for every request: keep it constant-time.
+   */
+  size?(input: Input, body: Uint8Array | undefined): number;
+  /**
    * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
    * `body` is the raw request body for binary tasks, otherwise undefined.
    * Return a Uint8Array from a task whose `binary.output` is `'bytes'`.

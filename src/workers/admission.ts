@@ -18,6 +18,7 @@ export interface AdmissionRequest {
  */
 export function ticketFor(
   task: string,
+  size: number,
   request: AdmissionRequest,
   arrivedAt: number,
   taskTimeoutMs: number,
@@ -26,6 +27,7 @@ export function ticketFor(
   return {
     ticket: {
       task,
+      size,
       key: request.clientKey ?? SHARED_CLIENT_KEY,
       deadlineAt: arrivedAt + timeoutMs,
       clientDeadline: request.deadlineMs !== undefined,

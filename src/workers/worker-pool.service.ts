@@ -185,12 +185,14 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
    */
   async run(name: string, input: object, options: RunOptions = {}): Promise<TaskResult> {
     const arrivedAt = options.arrivedAt ?? performance.now();
-    if (this.registry.get(name) === undefined) throw Errors.taskNotFound(name);
+    const definition = this.registry.get(name);
+    if (definition === undefined) throw Errors.taskNotFound(name);
     const ref: TaskRef = { task: name, requestId: options.requestId };
     if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
 
     const { ticket, timeoutMs } = ticketFor(
       name,
+      definition.size?.(input, options.body) ?? 1,
       options,
       arrivedAt,
       this.config.pool.taskTimeoutMs,
