@@ -39,7 +39,30 @@ describe(`${CostModel.name} with sizes`, () => {
     const costs = new CostModel(50);
     costs.record('compute', 45, 2_000_000);
     expect(costs.estimate('compute', 2_000_000)).toBeCloseTo(45);
+    expect(costs.estimate('compute', 3_000_000)).toBeCloseTo(67.5);
     expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(540);
+  });
+
+  it('learns the time per unit per size class, so a task that is not linear is estimated right at both sizes', () => {
+    const costs = new CostModel(50);
+    costs.record('compute', 58, 2_000_000);
+    costs.record('compute', 1872, 24_000_000);
+    expect(costs.estimate('compute', 2_000_000)).toBeCloseTo(58);
+    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(1872);
+    // Later short runs do not make the long ones look cheap again.
+    for (let i = 0; i < 50; i++) costs.record('compute', 58, 2_000_000);
+    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(1872);
+  });
+
+  it('interpolates the time per unit of a class never measured between the classes beside it', () => {
+    const costs = new CostModel(50);
+    costs.record('compute', 1, 1_024); // 2^10: 1/1024 ms per unit
+    costs.record('compute', 16, 4_096); // 2^12: 4/1024 ms per unit
+    // 2^11 lies halfway: the geometric mean of the two rates, 2/1024 ms per unit.
+    expect(costs.estimate('compute', 2_048)).toBeCloseTo(4);
+    // Beyond the measured classes, the nearest one's rate.
+    expect(costs.estimate('compute', 65_536)).toBeCloseTo(256);
+    expect(costs.estimate('compute', 256)).toBeCloseTo(0.25);
   });
 
   it('estimates an unmeasured task at the prior, whatever its size', () => {
