@@ -10,6 +10,8 @@
  * - impatient: closed-loop clients, 20 x the threads, each giving up after a
  *   few task lengths and retrying at once: goodput (answers within the
  *   client's timeout per second) / capacity, threads replaced, p99 of successes;
+ * - mixed: the impatient clients again, beside 4 patient ones that send a
+ *   10 s deadline header and never give up: the patient ones must not fail;
  * - burst: 10 x what the pool can finish within a 5 s deadline, all at once,
  *   with the deadline in `x-request-timeout-ms` (and `TASK_TIMEOUT_MS=5000`):
  *   504s among admitted requests, how fast refusals answer;
@@ -27,8 +29,8 @@ import { summarize } from './lib/stats';
 
 const quick = process.argv.includes('--quick');
 const PLAN = quick
-  ? { capacitySeconds: 3, impatientSeconds: 6, fairnessSeconds: 5 }
-  : { capacitySeconds: 5, impatientSeconds: 15, fairnessSeconds: 10 };
+  ? { capacitySeconds: 3, impatientSeconds: 6, mixedSeconds: 6, fairnessSeconds: 5 }
+  : { capacitySeconds: 5, impatientSeconds: 15, mixedSeconds: 10, fairnessSeconds: 10 };
 
 const THREADS = Math.min(2, availableParallelism());
 /** About 45 ms of CPU: the heavy task of the main bench. */
@@ -45,6 +47,12 @@ const IMPATIENT_TASK_LENGTHS = 6.4;
 const IMPATIENT_MIN_TIMEOUT_MS = 300;
 const BURST_DEADLINE_MS = 5000;
 const FLOOD_IN_FLIGHT = 30;
+/**
+ * Patient clients beside the impatient ones: they say how long they wait
+ * (a deadline header, as Envoy or a job runner would) and never give up first.
+ */
+const PATIENT_CLIENTS = 4;
+const PATIENT_DEADLINE_MS = 10_000;
 
 interface Answer {
   readonly status: number | 'abandoned' | 'error';
@@ -130,7 +138,7 @@ interface Result {
   readonly label: string;
   readonly impatientTimeoutMs: number;
   /** The scheduler's refusals by reason in each phase (corepool only). */
-  readonly refusals: Record<'impatient' | 'burst' | 'fairness', string>;
+  readonly refusals: Record<'impatient' | 'mixed' | 'burst' | 'fairness', string>;
   readonly capacityPerSecond: number;
   readonly longTaskMs: number;
   readonly impatient: {
@@ -142,6 +150,12 @@ interface Result {
     timeouts: number;
     threadsReplaced: number | undefined;
     p99OkMs: number;
+  };
+  readonly mixed: {
+    patientRequests: number;
+    patientFailed: number;
+    patientP99Ms: number;
+    impatientGoodputPerSecond: number;
   };
   readonly burst: {
     requests: number;
@@ -199,6 +213,21 @@ async function measure(server: Server): Promise<Result> {
   const inTime = ok.filter((answer) => answer.ms <= impatientTimeoutMs);
   log(`  impatient: ${inTime.length} in time of ${impatient.length}`);
   await settle(server);
+
+  // Patient and impatient clients mixed: the patient ones must never fail.
+  const mixedBefore = await refusalsByReason(server);
+  const [mixedImpatient, patient] = await Promise.all([
+    closedLoop(IMPATIENT_CLIENTS, PLAN.mixedSeconds, () =>
+      post(server, SHORT, {}, impatientTimeoutMs),
+    ),
+    closedLoop(PATIENT_CLIENTS, PLAN.mixedSeconds, () =>
+      post(server, SHORT, { 'x-request-timeout-ms': String(PATIENT_DEADLINE_MS) }),
+    ),
+  ]);
+  const mixedRefusals = since(mixedBefore, await refusalsByReason(server));
+  const patientFailed = patient.filter((answer) => answer.status !== 200).length;
+  log(`  mixed: ${patientFailed} of ${patient.length} patient requests failed`);
+  await settle(server);
   const impatientAfterSettle = await refusalsByReason(server);
 
   // The burst: everything at once, each with the 5 s deadline.
@@ -247,7 +276,12 @@ async function measure(server: Server): Promise<Result> {
   return {
     label: server.label,
     impatientTimeoutMs,
-    refusals: { impatient: impatientRefusals, burst: burstRefusals, fairness: fairnessRefusals },
+    refusals: {
+      impatient: impatientRefusals,
+      mixed: mixedRefusals,
+      burst: burstRefusals,
+      fairness: fairnessRefusals,
+    },
     capacityPerSecond,
     longTaskMs: median(longRuns),
     impatient: {
@@ -262,6 +296,14 @@ async function measure(server: Server): Promise<Result> {
           ? undefined
           : restartsAfter - restartsBefore,
       p99OkMs: summarize(ok.map((answer) => answer.ms)).p99,
+    },
+    mixed: {
+      patientRequests: patient.length,
+      patientFailed,
+      patientP99Ms: summarize(patient.map((answer) => answer.ms)).p99,
+      impatientGoodputPerSecond:
+        mixedImpatient.filter((answer) => answer.status === 200 && answer.ms <= impatientTimeoutMs)
+          .length / PLAN.mixedSeconds,
     },
     burst: {
       requests: burstSize,
@@ -339,6 +381,17 @@ function report(results: readonly Result[], startedAt: Date, load: number[]): st
     row('impatient: threads replaced', (r) => fixed(r.impatient.threadsReplaced)),
     row('impatient: refusals by reason', (r) => r.refusals.impatient),
     row('impatient: p99 of successes (ms)', (r) => fixed(r.impatient.p99OkMs)),
+    row(
+      `**mixed**: ${PATIENT_CLIENTS} patient clients (deadline header ${PATIENT_DEADLINE_MS} ms) beside the impatient ones: patient failed / sent`,
+      (r) => `**${r.mixed.patientFailed}** / ${r.mixed.patientRequests}`,
+    ),
+    row('mixed: patient p99 (ms); impatient goodput / capacity', (r) =>
+      [
+        fixed(r.mixed.patientP99Ms),
+        fixed(r.mixed.impatientGoodputPerSecond / r.capacityPerSecond, 2),
+      ].join('; '),
+    ),
+    row('mixed: refusals by reason', (r) => r.refusals.mixed),
     row(`**burst** (10 x, ${BURST_DEADLINE_MS} ms deadline): sent / admitted / 200 / 504`, (r) =>
       [r.burst.requests, r.burst.admitted, r.burst.ok, r.burst.timeouts504].join(' / '),
     ),

@@ -74,6 +74,14 @@ describe(FairQueue.name, () => {
     expect(queue.waitingOf('flood')).toBe(2);
   });
 
+  it('sheds the oldest entry the caller allows, skipping older ones it does not', () => {
+    const queue = new FairQueue<Item>();
+    for (const name of ['keep-1', 'f1', 'keep-2', 'f2']) queue.push(item('flood', name));
+    expect(queue.shedFattest(0, (entry) => !entry.name.startsWith('keep'))?.name).toBe('f1');
+    expect(queue.shedFattest(0, () => false)).toBeUndefined();
+    expect(drain(queue, 'fifo')).toEqual(['keep-1', 'keep-2', 'f2']);
+  });
+
   it('estimates the work ahead of a new entry from its fair share of the others', () => {
     const queue = new FairQueue<Item>();
     for (let i = 0; i < 10; i++) queue.push(item('flood', `f${i}`));

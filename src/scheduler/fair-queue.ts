@@ -46,7 +46,19 @@ class KeyLine<T extends FairEntry> {
     return order === 'fifo' ? this.slots[this.head] : this.slots[this.slots.length - 1];
   }
 
-  /** Takes `slot` out of line (it is at an end, or dead in the middle). */
+  /**
+   * The oldest live entry in line (not the rescued lane) that `may` allows.
+   * Walks the line: bounded by the scheduler's queue backstop.
+   */
+  oldestWhere(may: (entry: T) => boolean): Slot<T> | undefined {
+    for (let index = this.head; index < this.slots.length; index++) {
+      const slot = this.slots[index] as Slot<T>;
+      if (slot.live && may(slot.entry)) return slot;
+    }
+    return undefined;
+  }
+
+  /** Takes `slot` out of line (anywhere in it: a slot in the middle just dies). */
   leave(slot: Slot<T>): void {
     if (!slot.live) return;
     slot.live = false;
@@ -203,18 +215,19 @@ export class FairQueue<T extends FairEntry> {
   }
 
   /**
-   * Takes out the oldest entry of the key with the most entries waiting, if
-   * it has more than `than` and `may` allows it: when the queue is full, the
+   * Takes out the oldest entry that `may` allows of the key with the most
+   * entries waiting, if it has more than `than`: when the queue is full, the
    * flood pays, not the newcomer (RFC 8290, section 4.1.3, drops from the
-   * fattest flow too).
+   * fattest flow too). Rescued entries are never taken: they are the ones
+   * about to run before their deadline.
    */
   shedFattest(than: number, may: (entry: T) => boolean = () => true): T | undefined {
     let fattest: KeyLine<T> | undefined;
     for (const line of this.ring) {
       if (line.waiting > (fattest?.waiting ?? than)) fattest = line;
     }
-    const slot = fattest?.peek('fifo');
-    if (fattest === undefined || slot === undefined || !may(slot.entry)) return undefined;
+    const slot = fattest?.oldestWhere(may);
+    if (fattest === undefined || slot === undefined) return undefined;
     this.leave(fattest, slot);
     return slot.entry;
   }

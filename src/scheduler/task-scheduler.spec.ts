@@ -194,6 +194,24 @@ describe(TaskScheduler.name, () => {
     expect(h.started.at(-1)).toBe('g');
   });
 
+  it('makes room in a full queue for a task with a client deadline by shedding the oldest undated one, overloaded or not', async () => {
+    const h = harness({ maxQueue: 3 });
+    void h.submit('running');
+    // The oldest waiting task is a patient one; the undated ones behind it may go.
+    const patient = h.submit('patient', { clientDeadline: true });
+    const undated = ['u1', 'u2'].map((name) => settled(h.submit(name, { clientDeadline: false })));
+    expect(h.scheduler.state().mode).toBe('fifo');
+    const late = h.submit('late-patient', { clientDeadline: true });
+    expect(await undated[0]).toMatchObject({ facts: { reason: 'queue-delay' } });
+    // An undated newcomer still finds the queue full: no room is made for it while not overloaded.
+    expect(await settled(h.submit('u3', { clientDeadline: false }))).toMatchObject({
+      facts: { reason: 'backstop' },
+    });
+    for (let i = 0; i < 4; i++) await h.finish(h.started.at(-1) as string, 1);
+    await expect(patient).resolves.toBe('patient');
+    await expect(late).resolves.toBe('late-patient');
+  });
+
   it('refuses, while overloaded, a task without a client deadline that would wait past the target', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
     void h.submit('running', { key: 'a' });
