@@ -147,6 +147,18 @@ export const Errors = {
       `The job queue cannot be reached (${detail}); nothing was queued, retry later`,
       { retryAfterSeconds: JOB_RETRY_AFTER_SECONDS },
     ),
+  /** The same `Idempotency-Key` came with another body. */
+  idempotencyKeyReused: (key: string, jobId: string) =>
+    new AppError(
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      `Idempotency-Key '${key}' was used for job ${jobId} with another body; use a new key`,
+    ),
+  /** `GET /api/jobs?offset=`: pages are cursors (`links.next`), whose cost does not grow with depth. */
+  offsetNotSupported: () =>
+    new AppError(
+      ErrorCode.OFFSET_NOT_SUPPORTED,
+      'offset is not supported: follow links.next (a cursor) from the first page',
+    ),
   internal: () =>
     new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),
 } as const;

@@ -76,6 +76,20 @@ export class CancelSignals implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /**
+   * True while the command connection is up. Checked before every API call
+   * to Redis: while Redis is away a call fails at once (QUEUE_UNAVAILABLE)
+   * instead of waiting for a connection that BullMQ's queue would wait for.
+   */
+  get connected(): boolean {
+    return this.commands.status === 'ready';
+  }
+
+  /** The command connection (fails fast while Redis is away), for the job index and byte counter. */
+  get redis(): Redis {
+    return this.commands;
+  }
+
   /** Registers a run on this replica; the returned function unregisters it. */
   watch(id: string, controller: AbortController): () => void {
     this.running.set(id, controller);
