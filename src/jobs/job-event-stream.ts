@@ -7,6 +7,12 @@ export interface JobEventStreamOptions {
   readonly pollIntervalMs: number;
   /** A comment line this often keeps proxies from closing a quiet stream. */
   readonly heartbeatMs: number;
+  /**
+   * True once the process drains: the stream ends (the client reconnects,
+   * with `Last-Event-ID`, to a process that serves), so that an open stream
+   * never holds the drain until its budget runs out.
+   */
+  readonly stopping: () => boolean;
 }
 
 /**
@@ -66,6 +72,7 @@ export function jobEventStream(
   };
   const poll = () => {
     if (closed) return;
+    if (options.stopping()) return close();
     queue.events(id, caller, after).then(
       (found) => {
         if (closed) return;

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
 import { AppConfig } from '../config/app-config';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
@@ -27,6 +28,7 @@ export class JobsController {
     private readonly queue: JobQueue,
     private readonly registry: TaskRegistry,
     private readonly config: AppConfig,
+    private readonly lifecycle: ShutdownService,
   ) {}
 
   @Post()
@@ -110,6 +112,7 @@ export class JobsController {
     const stream = jobEventStream(this.queue, id, caller, first, lastEventId, {
       pollIntervalMs,
       heartbeatMs: eventsHeartbeatMs,
+      stopping: () => this.lifecycle.phase !== 'serving',
     });
     // The client left: stop reading the queue (the job itself goes on).
     request.raw.once('close', () => stream.destroy());
