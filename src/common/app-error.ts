@@ -137,10 +137,10 @@ export const Errors = {
   jobQueueFull: (limit: number) =>
     new AppError(
       ErrorCode.JOB_QUEUE_FULL,
-      `${limit} jobs are queued or running in this process; retry later`,
+      `The job store is full (at most ${limit} jobs, JOBS_MAX_STORED_BYTES bytes) with unfinished jobs; retry later`,
       { limit, retryAfterSeconds: JOB_RETRY_AFTER_SECONDS },
     ),
-  /** Redis (the BullMQ backend) cannot be reached; nothing was queued. */
+  /** The job store (Redis, or the SQLite file) cannot be reached; nothing was queued. */
   queueUnavailable: (detail: string) =>
     new AppError(
       ErrorCode.QUEUE_UNAVAILABLE,

@@ -40,8 +40,12 @@ import {
   type JobView,
 } from './job.types';
 
-/** Longest a Redis call may take before the request is answered QUEUE_UNAVAILABLE. */
-const REDIS_ANSWER_MS = 1000;
+/**
+ * Longest a Redis call may take before the request is answered
+ * QUEUE_UNAVAILABLE. A Redis that is down is refused at once (`connected`);
+ * this bounds a Redis that answers slowly, and must not fail a busy one.
+ */
+const REDIS_ANSWER_MS = 3000;
 /** How long `DELETE` waits for a running job to be aborted by the replica running it. */
 const CANCEL_WAIT_MS = 5000;
 /** Index entries read per round trip while a listing looks for jobs of one status. */

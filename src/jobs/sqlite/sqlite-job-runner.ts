@@ -100,19 +100,19 @@ export class SqliteJobRunner
         }
         for (const id of this.store.cancelRequested(this.leaseOwner)) this.abortHere(id);
       }
+      for (const job of this.store.failAbandoned(now)) {
+        recordJobEnd(job.task, 'failed', job.createdAt);
+      }
       this.claim();
     });
   }
 
   private claim(): void {
     if (this.stopped) return;
+    // Full: no claim, and no write lock taken for nothing.
     const free = this.config.scheduler.jobsMaxThreads - this.running.size;
-    const { claimed, crashed } = this.store.claim(
-      this.leaseOwner,
-      free,
-      this.config.jobs.lockDurationMs,
-    );
-    for (const job of crashed) recordJobEnd(job.task, 'failed', job.createdAt);
+    if (free <= 0) return;
+    const claimed = this.store.claim(this.leaseOwner, free, this.config.jobs.lockDurationMs);
     if (claimed.length > 0) this.renewedAt = Date.now();
     for (const job of claimed) this.start(job);
   }

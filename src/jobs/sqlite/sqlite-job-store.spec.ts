@@ -28,19 +28,19 @@ describe(SqliteJobStore.name, () => {
   it('lets another process claim a job whose lease expired, and fails it once the attempts are spent', () => {
     const [a, b] = [open(), open()];
     const { job } = a.insert(payload, 'owner', undefined, 0);
-    expect(a.claim('a', 1, LEASE_MS, 10).claimed.map((claimed) => claimed.id)).toEqual([job.id]);
+    expect(a.claim('a', 1, LEASE_MS, 10).map((claimed) => claimed.id)).toEqual([job.id]);
     // Neither process may take it while the lease holds.
-    expect(b.claim('b', 1, LEASE_MS, 500).claimed).toEqual([]);
+    expect(b.claim('b', 1, LEASE_MS, 500)).toEqual([]);
     // `a` died: nobody renewed the lease.
-    const takeover = b.claim('b', 1, LEASE_MS, 1011).claimed;
+    const takeover = b.claim('b', 1, LEASE_MS, 1011);
     expect(takeover).toMatchObject([{ id: job.id, attempts: 2 }]);
     // `a`'s late result does not count: the job is `b`'s now.
     expect(
       a.finish(job.id, 'a', { status: 'failed', error: { code: 'X', detail: '' } }),
     ).toBeUndefined();
     // `b` dies too, with no attempt left: the job fails as a crash.
-    const { crashed } = a.claim('a', 1, LEASE_MS, 3000);
-    expect(crashed).toHaveLength(1);
+    expect(a.claim('a', 1, LEASE_MS, 3000)).toEqual([]);
+    expect(a.failAbandoned(3000)).toHaveLength(1);
     expect(a.get(job.id, anyone, 3000)).toMatchObject({
       status: 'failed',
       attempts: 2,
@@ -56,8 +56,8 @@ describe(SqliteJobStore.name, () => {
     store.claim('a', 1, LEASE_MS, 0);
     const retryError = { code: 'WORKER_CRASHED', detail: 'died' };
     expect(store.finish(job.id, 'a', { status: 'retry', error: retryError }, 10)).toBeDefined();
-    expect(store.claim('a', 1, LEASE_MS, 50).claimed).toEqual([]);
-    expect(store.claim('a', 1, LEASE_MS, 111).claimed).toHaveLength(1);
+    expect(store.claim('a', 1, LEASE_MS, 50)).toEqual([]);
+    expect(store.claim('a', 1, LEASE_MS, 111)).toHaveLength(1);
     const result = { value: 120, waitMs: 0, runMs: 1, runner: { host: 'h', pid: 1, threadId: 1 } };
     expect(store.finish(job.id, 'a', { status: 'succeeded', result }, 200)).toBeDefined();
     expect(store.finish(job.id, 'a', { status: 'succeeded', result }, 201)).toBeUndefined();

@@ -218,19 +218,19 @@ export class SqliteJobStore {
   }
 
   /**
-   * Claims up to `limit` runnable jobs for `leaseOwner`: queued ones whose
-   * backoff is over, and running ones whose lease expired (their process
-   * died). A job out of attempts whose lease expired fails with WORKER_CRASHED
-   * instead; those are returned in `crashed` for the metrics.
+   * Fails the jobs whose lease expired (their process died) with no attempt
+   * left, as WORKER_CRASHED; returns them for the metrics. A read first, so
+   * that the usual case (none) takes no write lock.
    */
-  claim(
-    leaseOwner: string,
-    limit: number,
-    leaseMs: number,
-    now = Date.now(),
-  ): { claimed: ClaimedJob[]; crashed: Array<{ task: string; createdAt: number }> } {
-    return this.transaction(() => {
-      const crashed = this.db
+  failAbandoned(now = Date.now()): Array<{ task: string; createdAt: number }> {
+    const abandoned = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+      )
+      .get(now);
+    if (abandoned?.n === 0) return [];
+    return this.transaction(() =>
+      this.db
         .prepare(
           `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
         )
@@ -244,8 +244,18 @@ export class SqliteJobStore {
             now,
           ),
         )
-        .filter((ended) => ended !== undefined);
-      if (limit <= 0) return { claimed: [], crashed };
+        .filter((ended) => ended !== undefined),
+    );
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs for `leaseOwner`: queued ones whose
+   * backoff is over, and running ones whose lease expired (their process
+   * died) with attempts left.
+   */
+  claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
+    if (limit <= 0) return [];
+    return this.transaction(() => {
       const rows = this.db
         .prepare(
           `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
@@ -254,7 +264,8 @@ export class SqliteJobStore {
              SELECT id FROM (
                SELECT id, run_after AS due FROM jobs WHERE status = 'queued' AND run_after <= ?
                UNION ALL
-               SELECT id, lease_until AS due FROM jobs WHERE status = 'running' AND lease_until < ?
+               SELECT id, lease_until AS due FROM jobs
+                 WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
              ) ORDER BY due LIMIT ?)
            RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
         )
@@ -281,7 +292,7 @@ export class SqliteJobStore {
           },
         };
       });
-      return { claimed, crashed };
+      return claimed;
     });
   }
 
