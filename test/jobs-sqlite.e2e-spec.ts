@@ -82,6 +82,19 @@ describe('jobs on the default configuration (SQLite, every cluster process)', ()
     expect((await waitForJob(service.url, id)).progress).toMatchObject({ fraction: 1 });
   });
 
+  it('goes on with the job when the client closes its event stream', async () => {
+    const id = await submitOk(service.url, 'sleep', { ms: 1000 });
+    const controller = new AbortController();
+    const response = await fetch(`${service.url}/api/jobs/${id}/events`, {
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    expect((await waitForJob(service.url, id)).status).toBe('succeeded');
+  });
+
   it('refuses ?offset= with 400 OFFSET_NOT_SUPPORTED', async () => {
     const response = await fetch(`${service.url}/api/jobs?offset=10000`);
     expect(response.status).toBe(400);

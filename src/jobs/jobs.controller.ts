@@ -115,7 +115,7 @@ export class JobsController {
       stopping: () => this.lifecycle.phase !== 'serving',
     });
     // The client left: stop reading the queue (the job itself goes on).
-    request.raw.once('close', () => stream.destroy());
+    reply.raw.once('close', () => stream.destroy());
     await reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-cache')

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Errors } from '../../common/app-error';
 import { ErrorCode } from '../../common/error-codes';
 import { decodeCursor, encodeCursor } from '../job-cursor';
@@ -18,6 +18,10 @@ import {
   type JobView,
 } from '../job.types';
 import { BUSY_TIMEOUT_MS, prepareDatabase } from './sqlite-schema';
+import { WalCheckpointer } from './wal-checkpointer';
+
+/** How often the WAL is copied back into the database file, off the event loop. */
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -62,7 +66,7 @@ interface JobRow {
 
 const VIEW_COLUMNS =
   'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at';
-/** Finished jobs dropped at most per submission that needs room. */
+/** Finished jobs dropped at least per submission that needs room: the next ones then find room. */
 const EVICT_BATCH = 100;
 
 /**
@@ -76,14 +80,19 @@ const EVICT_BATCH = 100;
  */
 export class SqliteJobStore {
   private readonly db: DatabaseSync;
+  /** Compiled once per SQL text: compiling costs about as much as running these statements. */
+  private readonly statements = new Map<string, StatementSync>();
+  private readonly checkpointer: WalCheckpointer;
 
   constructor(private readonly options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true });
     this.db = new DatabaseSync(options.path, { timeout: BUSY_TIMEOUT_MS });
     prepareDatabase(this.db);
+    this.checkpointer = new WalCheckpointer(options.path, CHECKPOINT_INTERVAL_MS);
   }
 
   close(): void {
+    void this.checkpointer.stop();
     if (this.db.isOpen) this.db.close();
   }
 
@@ -110,30 +119,28 @@ export class SqliteJobStore {
           return { job: toView(existing), created: false };
         }
         if (existing !== undefined)
-          this.db.prepare('DELETE FROM jobs WHERE id = ?').run(existing.id);
+          this.statement('DELETE FROM jobs WHERE id = ?').run(existing.id);
       }
       this.makeRoom(bytes, now);
       const id = randomUUID();
-      this.db
-        .prepare(
-          `INSERT INTO jobs (id, owner, task, input, body, encrypt, status, max_attempts, created_at,
+      this.statement(
+        `INSERT INTO jobs (id, owner, task, input, body, encrypt, status, max_attempts, created_at,
              run_after, idempotency_key, fingerprint, bytes, last_event)
            VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1)`,
-        )
-        .run(
-          id,
-          owner,
-          payload.task,
-          input,
-          payload.body ?? null,
-          payload.encrypt ? 1 : 0,
-          this.options.attempts,
-          now,
-          now,
-          idempotency?.key ?? null,
-          idempotency?.fingerprint ?? null,
-          bytes,
-        );
+      ).run(
+        id,
+        owner,
+        payload.task,
+        input,
+        payload.body ?? null,
+        payload.encrypt ? 1 : 0,
+        this.options.attempts,
+        now,
+        now,
+        idempotency?.key ?? null,
+        idempotency?.fingerprint ?? null,
+        bytes,
+      );
       this.addEvent(id, 1, { type: 'status', status: 'queued', at: iso(now) as string });
       const job = this.row(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id) as JobRow;
       return { job: toView(job), created: true };
@@ -186,8 +193,9 @@ export class SqliteJobStore {
 
   /** Events after `afterId`, oldest first. */
   events(id: string, afterId: number): JobEvent[] {
-    return this.db
-      .prepare('SELECT seq, data FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq')
+    return this.statement(
+      'SELECT seq, data FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq',
+    )
       .all(id, afterId)
       .map((row) => ({
         id: row.seq as number,
@@ -211,9 +219,9 @@ export class SqliteJobStore {
 
   /** Flags a running job: the process running it reads the flag and aborts it. */
   requestCancel(id: string): boolean {
-    const { changes } = this.db
-      .prepare("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'")
-      .run(id);
+    const { changes } = this.statement(
+      "UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'",
+    ).run(id);
     return changes > 0;
   }
 
@@ -223,17 +231,14 @@ export class SqliteJobStore {
    * that the usual case (none) takes no write lock.
    */
   failAbandoned(now = Date.now()): Array<{ task: string; createdAt: number }> {
-    const abandoned = this.db
-      .prepare(
-        `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
-      )
-      .get(now);
+    const abandoned = this.statement(
+      `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+    ).get(now);
     if (abandoned?.n === 0) return [];
     return this.transaction(() =>
-      this.db
-        .prepare(
-          `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
-        )
+      this.statement(
+        `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+      )
         .all(now)
         .map((row) =>
           this.end(
@@ -256,9 +261,8 @@ export class SqliteJobStore {
   claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
     if (limit <= 0) return [];
     return this.transaction(() => {
-      const rows = this.db
-        .prepare(
-          `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
+      const rows = this.statement(
+        `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
              lease_owner = ?, lease_until = ?, cancel_requested = 0, last_event = last_event + 1
            WHERE id IN (
              SELECT id FROM (
@@ -268,8 +272,7 @@ export class SqliteJobStore {
                  WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
              ) ORDER BY due LIMIT ?)
            RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
-        )
-        .all(now, leaseOwner, now + leaseMs, now, now, limit);
+      ).all(now, leaseOwner, now + leaseMs, now, now, limit);
       const claimed = rows.map((row) => {
         this.addEvent(row.id as string, row.last_event as number, {
           type: 'status',
@@ -298,17 +301,16 @@ export class SqliteJobStore {
 
   /** Extends the leases of `leaseOwner`'s running jobs. */
   renewLeases(leaseOwner: string, leaseMs: number, now = Date.now()): void {
-    this.db
-      .prepare("UPDATE jobs SET lease_until = ? WHERE lease_owner = ? AND status = 'running'")
-      .run(now + leaseMs, leaseOwner);
+    this.statement(
+      "UPDATE jobs SET lease_until = ? WHERE lease_owner = ? AND status = 'running'",
+    ).run(now + leaseMs, leaseOwner);
   }
 
   /** Ids of `leaseOwner`'s running jobs whose cancellation was asked for. */
   cancelRequested(leaseOwner: string): string[] {
-    return this.db
-      .prepare(
-        "SELECT id FROM jobs WHERE lease_owner = ? AND status = 'running' AND cancel_requested = 1",
-      )
+    return this.statement(
+      "SELECT id FROM jobs WHERE lease_owner = ? AND status = 'running' AND cancel_requested = 1",
+    )
       .all(leaseOwner)
       .map((row) => row.id as string);
   }
@@ -328,20 +330,16 @@ export class SqliteJobStore {
         ...(message === undefined ? {} : { message }),
         at,
       });
-      const row = this.db
-        .prepare(
-          `UPDATE jobs SET progress = ?, last_event = last_event + 1
+      const row = this.statement(
+        `UPDATE jobs SET progress = ?, last_event = last_event + 1
            WHERE id = ? AND lease_owner = ? AND status = 'running' RETURNING last_event`,
-        )
-        .get(progress, id, leaseOwner);
+      ).get(progress, id, leaseOwner);
       if (row === undefined) return;
       const seq = row.last_event as number;
       // Only the latest progress between two status changes is kept: the log stays short.
-      this.db
-        .prepare(
-          'DELETE FROM job_events WHERE job_id = ? AND seq = ? AND data LIKE \'{"type":"progress"%\'',
-        )
-        .run(id, seq - 1);
+      this.statement(
+        'DELETE FROM job_events WHERE job_id = ? AND seq = ? AND data LIKE \'{"type":"progress"%\'',
+      ).run(id, seq - 1);
       this.addEvent(id, seq, {
         type: 'progress',
         fraction,
@@ -375,23 +373,19 @@ export class SqliteJobStore {
       failed: 0,
       cancelled: 0,
     };
-    const rows = this.db
-      .prepare(
-        'SELECT status, count(*) AS n FROM jobs WHERE expires_at IS NULL OR expires_at > ? GROUP BY status',
-      )
-      .all(now);
+    const rows = this.statement(
+      'SELECT status, count(*) AS n FROM jobs WHERE expires_at IS NULL OR expires_at > ? GROUP BY status',
+    ).all(now);
     for (const row of rows) counts[row.status as JobStatus] = row.n as number;
     return counts;
   }
 
   /** Deletes up to `batch` expired jobs (and their events); returns how many. */
   purgeExpired(batch: number, now = Date.now()): number {
-    const { changes } = this.db
-      .prepare(
-        `DELETE FROM jobs WHERE id IN (
+    const { changes } = this.statement(
+      `DELETE FROM jobs WHERE id IN (
            SELECT id FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)`,
-      )
-      .run(now, batch);
+    ).run(now, batch);
     return Number(changes);
   }
 
@@ -414,7 +408,7 @@ export class SqliteJobStore {
 
   /** The stored totals the bounds are checked against. */
   totals(): { jobs: number; bytes: number } {
-    const row = this.db.prepare('SELECT jobs, bytes FROM job_totals WHERE id = 1').get();
+    const row = this.statement('SELECT jobs, bytes FROM job_totals WHERE id = 1').get();
     return { jobs: row?.jobs as number, bytes: row?.bytes as number };
   }
 
@@ -429,14 +423,12 @@ export class SqliteJobStore {
     const lease = leaseOwner === undefined ? '' : 'AND lease_owner = ?';
     const leaseParams = leaseOwner === undefined ? [] : [leaseOwner];
     if (ending.status === 'retry') {
-      const row = this.db
-        .prepare(
-          `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, error = ?,
+      const row = this.statement(
+        `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, error = ?,
              run_after = ? + ? * (1 << max(0, min(attempts - 1, 20))), last_event = last_event + 1
            WHERE id = ? AND status = ? ${lease}
            RETURNING task, created_at, attempts, last_event`,
-        )
-        .get(JSON.stringify(ending.error), now, this.options.backoffMs, id, from, ...leaseParams);
+      ).get(JSON.stringify(ending.error), now, this.options.backoffMs, id, from, ...leaseParams);
       if (row === undefined) return undefined;
       this.addEvent(id, row.last_event as number, {
         type: 'status',
@@ -449,25 +441,23 @@ export class SqliteJobStore {
     }
     const result = ending.status === 'succeeded' ? JSON.stringify(ending.result) : null;
     const error = ending.status === 'succeeded' ? null : JSON.stringify(ending.error);
-    const row = this.db
-      .prepare(
-        `UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
+    const row = this.statement(
+      `UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
            lease_owner = NULL, lease_until = NULL, body = NULL, cancel_requested = 0,
            bytes = length(input) + ?, last_event = last_event + 1
          WHERE id = ? AND status = ? ${lease}
          RETURNING task, created_at, attempts, last_event`,
-      )
-      .get(
-        ending.status,
-        result,
-        error,
-        now,
-        now + this.options.resultTtlSeconds * 1000,
-        (result?.length ?? 0) + (error?.length ?? 0),
-        id,
-        from,
-        ...leaseParams,
-      );
+    ).get(
+      ending.status,
+      result,
+      error,
+      now,
+      now + this.options.resultTtlSeconds * 1000,
+      (result?.length ?? 0) + (error?.length ?? 0),
+      id,
+      from,
+      ...leaseParams,
+    );
     if (row === undefined) return undefined;
     this.addEvent(id, row.last_event as number, {
       type: 'status',
@@ -492,29 +482,39 @@ export class SqliteJobStore {
     if (fits()) return;
     this.purgeExpired(EVICT_BATCH, now);
     if (fits()) return;
-    this.db
-      .prepare(
-        `DELETE FROM jobs WHERE id IN (
+    // 1 % of the bound at once, so that a full store does this once per many submissions.
+    this.statement(
+      `DELETE FROM jobs WHERE id IN (
            SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?)`,
-      )
-      .run(EVICT_BATCH);
+    ).run(Math.max(EVICT_BATCH, Math.ceil(maxStored / 100)));
     if (fits()) return;
     if (bytes > maxStoredBytes) throw Errors.payloadTooLarge(maxStoredBytes);
     throw Errors.jobQueueFull(maxStored);
   }
 
+  private statement(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private addEvent(id: string, seq: number, event: Omit<JobEvent, 'id'>): void {
-    this.db
-      .prepare('INSERT INTO job_events (job_id, seq, data) VALUES (?, ?, ?)')
-      .run(id, seq, JSON.stringify(event));
+    this.statement('INSERT INTO job_events (job_id, seq, data) VALUES (?, ?, ?)').run(
+      id,
+      seq,
+      JSON.stringify(event),
+    );
   }
 
   private row(sql: string, ...params: SQLInputValue[]): JobRow | undefined {
-    return this.db.prepare(sql).get(...params) as JobRow | undefined;
+    return this.statement(sql).get(...params) as JobRow | undefined;
   }
 
   private rows(sql: string, ...params: SQLInputValue[]): JobRow[] {
-    return this.db.prepare(sql).all(...params) as unknown as JobRow[];
+    return this.statement(sql).all(...params) as unknown as JobRow[];
   }
 
   /** One write transaction, taken at once (`IMMEDIATE`): no upgrade from a read lock to deadlock on. */
