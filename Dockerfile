@@ -29,6 +29,9 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The SQLite job store (JOBS_SQLITE_PATH=data/jobs.sqlite): the one directory the
+# process writes. Mount a volume here to keep jobs across container restarts.
+RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
 # Liveness only: a busy pool must not make Docker restart the container.

@@ -91,4 +91,29 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
     expect(id).toBeDefined();
     expect(await waitForJob(service.url, id!)).toMatchObject({ status: 'succeeded' });
   });
+
+  it('with Redis down: job calls fail at once, metrics and probes answer, a reload completes, SIGTERM exits', async () => {
+    const cluster = await startService({ ...env, CLUSTER_WORKERS: '2', LOG_LEVEL: 'info' });
+    services.push(cluster);
+    await redis.stop();
+    let response: Response | undefined;
+    for (let i = 0; i < 50 && response?.status !== 503; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      response = await submitJob(cluster.url, 'factorial', { n: 5 });
+    }
+    const startedAt = performance.now();
+    const refused = await submitJob(cluster.url, 'factorial', { n: 5 });
+    const refusedMs = performance.now() - startedAt;
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as Json).code).toBe('QUEUE_UNAVAILABLE');
+    console.log(`submission with Redis down answered 503 in ${refusedMs.toFixed(1)} ms`);
+    for (const path of ['/metrics', '/health/live', '/health/ready']) {
+      expect([path, (await fetch(`${cluster.url}${path}`)).status]).toEqual([path, 200]);
+    }
+    cluster.child.kill('SIGHUP');
+    await cluster.waitForLine(/reload complete: 2 of 2/, 90_000);
+    cluster.child.kill('SIGTERM');
+    expect((await cluster.exited).code).toBe(0);
+    await redis.start();
+  });
 });

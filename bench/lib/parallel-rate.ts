@@ -16,12 +16,12 @@ export async function parallelRate(
   const source = `
     const { parentPort, workerData } = require('node:worker_threads');
     const { computeTask } = require(workerData.taskFile);
-    for (let i = 0; i < 3; i++) computeTask.run(workerData.input, undefined);
+    for (let i = 0; i < 3; i++) computeTask.run(workerData.input, undefined, { progress() {} });
     const until = performance.now() + workerData.seconds * 1000;
     let runs = 0;
     const begin = performance.now();
     while (performance.now() < until) {
-      computeTask.run(workerData.input, undefined);
+      computeTask.run(workerData.input, undefined, { progress() {} });
       runs += 1;
     }
     parentPort.postMessage({ runs, seconds: (performance.now() - begin) / 1000 });

@@ -137,15 +137,27 @@ export const Errors = {
   jobQueueFull: (limit: number) =>
     new AppError(
       ErrorCode.JOB_QUEUE_FULL,
-      `${limit} jobs are queued or running in this process; retry later`,
+      `The job store is full (at most ${limit} jobs, JOBS_MAX_STORED_BYTES bytes) with unfinished jobs; retry later`,
       { limit, retryAfterSeconds: JOB_RETRY_AFTER_SECONDS },
     ),
-  /** Redis (the BullMQ backend) cannot be reached; nothing was queued. */
+  /** The job store (Redis, or the SQLite file) cannot be reached; nothing was queued. */
   queueUnavailable: (detail: string) =>
     new AppError(
       ErrorCode.QUEUE_UNAVAILABLE,
       `The job queue cannot be reached (${detail}); nothing was queued, retry later`,
       { retryAfterSeconds: JOB_RETRY_AFTER_SECONDS },
+    ),
+  /** The same `Idempotency-Key` came with another body. */
+  idempotencyKeyReused: (key: string, jobId: string) =>
+    new AppError(
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      `Idempotency-Key '${key}' was used for job ${jobId} with another body; use a new key`,
+    ),
+  /** `GET /api/jobs?offset=`: pages are cursors (`links.next`), whose cost does not grow with depth. */
+  offsetNotSupported: () =>
+    new AppError(
+      ErrorCode.OFFSET_NOT_SUPPORTED,
+      'offset is not supported: follow links.next (a cursor) from the first page',
     ),
   internal: () =>
     new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),

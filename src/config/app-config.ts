@@ -70,7 +70,7 @@ export abstract class AppConfig {
     readonly pretty: boolean;
   };
   abstract readonly jobs: {
-    /** Set: BullMQ on this Redis; unset: the in-process store. */
+    /** Set: BullMQ on this Redis; unset: the SQLite store. */
     readonly redisUrl: string | undefined;
     /** BullMQ key prefix; replicas with the same prefix share the queue. */
     readonly queuePrefix: string;
@@ -82,8 +82,20 @@ export abstract class AppConfig {
     readonly resultTtlSeconds: number;
     /** BullMQ lock per running job; a process dead for this long has its job taken over. */
     readonly lockDurationMs: number;
-    /** In-process store: jobs kept at most (queued and running ones are never dropped). */
+    /** Jobs kept at most (queued and running ones are never dropped). */
     readonly maxStored: number;
+    /** Bytes of stored jobs at most (inputs, bodies, results). */
+    readonly maxStoredBytes: number;
+    /** Largest stored result, as JSON. */
+    readonly maxResultBytes: number;
+    /** The SQLite store's file, absolute. */
+    readonly sqlitePath: string;
+    /** SQLite store: claim, lease renewal and cancel polling period. */
+    readonly pollIntervalMs: number;
+    /** SQLite store: purge of expired jobs, vacuum and checkpoint period. */
+    readonly purgeIntervalMs: number;
+    /** Server-Sent Events: heartbeat period of a quiet stream. */
+    readonly eventsHeartbeatMs: number;
     /** Raw body limit of a binary job (it is kept until the job runs). */
     readonly maxBodyBytes: number;
     /** AES-256-GCM key for results of jobs submitted with `encrypt`, base64 of 32 bytes. */

@@ -237,7 +237,7 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: LogLevel = 'info';
 
-  /** Set: jobs use BullMQ on this Redis. Unset: the in-process job store. */
+  /** Set: jobs use BullMQ on this Redis. Unset: the SQLite store at `JOBS_SQLITE_PATH`, shared by the processes of this machine. */
   @IsOptional()
   @Matches(/^rediss?:\/\/\S+$/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
@@ -276,14 +276,54 @@ export class EnvironmentVariables {
   @IsInt()
   JOBS_LOCK_DURATION_MS = 30_000;
 
-  /** In-process store: jobs kept at most. Finished ones make room; when this many are queued or running, a new job gets 503 `JOB_QUEUE_FULL`. */
+  /** SQLite job store (without `REDIS_URL`): its file, relative to the working directory. Every process of the service opens the same file; the Dockerfile and the Kubernetes manifests mount a volume at `data/`. */
+  @IsString()
+  @Matches(/\S/, { message: 'JOBS_SQLITE_PATH must name a file' })
+  JOBS_SQLITE_PATH = 'data/jobs.sqlite';
+
+  /** SQLite job store: how often each process looks for jobs to claim, renews its leases and reads cancel requests. A process's own submissions are claimed at once. */
+  @Type(() => Number)
+  @Min(10)
+  @Max(60_000)
+  @IsInt()
+  JOBS_POLL_INTERVAL_MS = 200;
+
+  /** SQLite job store: how often expired jobs are purged (in small batches), free pages returned and the WAL truncated. */
+  @Type(() => Number)
+  @Min(1000)
+  @Max(86_400_000)
+  @IsInt()
+  JOBS_PURGE_INTERVAL_MS = 60_000;
+
+  /** `GET /api/jobs/:id/events`: a comment line this often keeps proxies from closing a quiet stream. */
+  @Type(() => Number)
+  @Min(1000)
+  @Max(300_000)
+  @IsInt()
+  JOBS_EVENTS_HEARTBEAT_MS = 15_000;
+
+  /** Jobs kept at most, on either backend. Finished ones make room; when this many are queued or running, a new job gets 503 `JOB_QUEUE_FULL`. */
   @Type(() => Number)
   @Min(1)
   @Max(1_000_000)
   @IsInt()
   JOBS_MAX_STORED = 10_000;
 
-  /** Raw body limit of a binary job (it waits in memory or Redis until it runs). */
+  /** Bytes of stored jobs at most (inputs, bodies and results), on either backend; past it a new job gets 503 `JOB_QUEUE_FULL`. */
+  @Type(() => Number)
+  @Min(1_048_576)
+  @Max(1_099_511_627_776)
+  @IsInt()
+  JOBS_MAX_STORED_BYTES = 1_073_741_824;
+
+  /** Largest stored result of a job (as JSON); a larger one fails the job with `TASK_FAILED`. */
+  @Type(() => Number)
+  @Min(1024)
+  @Max(268_435_456)
+  @IsInt()
+  JOBS_MAX_RESULT_BYTES = 16_777_216;
+
+  /** Raw body limit of a binary job (it waits in SQLite or Redis until it runs). */
   @Type(() => Number)
   @Min(1024)
   @Max(268_435_456)

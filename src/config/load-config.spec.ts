@@ -53,6 +53,13 @@ describe(loadConfig.name, () => {
       resultTtlSeconds: 3600,
       lockDurationMs: 30_000,
       maxStored: 10_000,
+      maxStoredBytes: 1_073_741_824,
+      maxResultBytes: 16_777_216,
+      // Relative to the working directory, which the Dockerfile and manifests mount.
+      sqlitePath: '/srv/corepool/data/jobs.sqlite',
+      pollIntervalMs: 200,
+      purgeIntervalMs: 60_000,
+      eventsHeartbeatMs: 15_000,
       maxBodyBytes: 16_777_216,
       resultEncryptionKey: undefined,
     });

@@ -158,6 +158,12 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       resultTtlSeconds: vars.JOBS_RESULT_TTL_SECONDS,
       lockDurationMs: vars.JOBS_LOCK_DURATION_MS,
       maxStored: vars.JOBS_MAX_STORED,
+      maxStoredBytes: vars.JOBS_MAX_STORED_BYTES,
+      maxResultBytes: vars.JOBS_MAX_RESULT_BYTES,
+      sqlitePath: resolve(machine.cwd, vars.JOBS_SQLITE_PATH),
+      pollIntervalMs: vars.JOBS_POLL_INTERVAL_MS,
+      purgeIntervalMs: vars.JOBS_PURGE_INTERVAL_MS,
+      eventsHeartbeatMs: vars.JOBS_EVENTS_HEARTBEAT_MS,
       maxBodyBytes: vars.JOBS_MAX_BODY_BYTES,
       // Kept as text: a frozen config cannot hold a Buffer (typed arrays refuse to freeze).
       resultEncryptionKey:

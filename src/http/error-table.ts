@@ -43,6 +43,7 @@ export const ERROR_TABLE = {
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },
+  OFFSET_NOT_SUPPORTED: { status: 400, title: 'Offset not supported' },
   INTERNAL_ERROR: { status: 500, title: 'Internal error' },
 } as const satisfies Record<ErrorCode, HttpErrorMapping>;
 

@@ -1,16 +1,24 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type Type } from '@nestjs/common';
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type Type,
+} from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UnrecoverableError, type Job } from 'bullmq';
 import { Errors } from '../common/app-error';
 import { ThrottledWarning } from '../common/throttled-warning';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
-import { JOBS_QUEUE, type BullJobData } from './bull-jobs.constants';
+import { appendEvent } from './bull-job-events';
+import { JOBS_QUEUE, storedBytesKey, type BullJobData } from './bull-jobs.constants';
 import { CancelSignals } from './cancel-signals.service';
 import { isRetryable, JobExecutor, toJobError } from './job-executor.service';
 import { recordJobEnd } from './job-metrics';
-import type { JobResult } from './job.types';
+import type { JobEvent, JobResult } from './job.types';
 import { redisOptions } from './redis-options';
+import type { TaskProgress } from '../workers/task-progress';
 
 /**
  * The consumer side of the BullMQ backend: every replica runs one BullMQ
@@ -22,15 +30,29 @@ import { redisOptions } from './redis-options';
  * the job back in the queue.
  */
 @Injectable()
-export class BullJobProcessor extends WorkerHost implements OnApplicationBootstrap {
+export class BullJobProcessor
+  extends WorkerHost
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger('BullJobProcessor');
   private readonly workerWarning = new ThrottledWarning(this.logger);
 
   constructor(
     private readonly executor: JobExecutor,
     private readonly cancels: CancelSignals,
+    private readonly config: AppConfig,
   ) {
     super();
+  }
+
+  /**
+   * With Redis away, closing the worker would wait for it forever (its
+   * connection queues the QUIT until Redis returns): close it by force then.
+   * Running jobs still end with the pool's drain; their replica is gone, so
+   * their lock expires and another replica takes them.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.cancels.connected) await this.worker.close(true);
   }
 
   /** Takes jobs only once the whole application, the pool's warm threads included, is up. */
@@ -43,8 +65,10 @@ export class BullJobProcessor extends WorkerHost implements OnApplicationBootstr
   async process(job: Job<BullJobData, JobResult>): Promise<JobResult> {
     const id = job.id as string;
     const { task, input, body, encrypt } = job.data;
+    const attempt = job.attemptsMade + 1;
     const controller = new AbortController();
     const unwatch = this.cancels.watch(id, controller);
+    this.log(job, { type: 'status', status: 'running', attempt, at: now() });
     try {
       if (await this.cancels.isRequested(id)) throw Errors.taskCancelled();
       const payload = {
@@ -53,15 +77,31 @@ export class BullJobProcessor extends WorkerHost implements OnApplicationBootstr
         encrypt,
         ...(body === undefined ? {} : { body: Buffer.from(body, 'base64') }),
       };
-      const result = await this.executor.execute(payload, controller.signal);
+      const result = await this.executor.execute(
+        payload,
+        controller.signal,
+        progressWriter(job, this.log),
+      );
       recordJobEnd(task, 'succeeded', job.timestamp);
+      await this.ended(job, { type: 'status', status: 'succeeded', attempt, at: now() });
       return result;
     } catch (error) {
-      const jobError = toJobError(error);
+      let jobError = toJobError(error);
+      const cancelled = jobError.code === ErrorCode.TASK_CANCELLED;
+      if (cancelled) jobError = { code: jobError.code, detail: 'The job was cancelled' };
       const retry = isRetryable(jobError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
-      if (!retry) {
-        const cancelled = jobError.code === ErrorCode.TASK_CANCELLED;
+      if (retry) {
+        this.log(job, {
+          type: 'status',
+          status: 'queued',
+          attempt,
+          message: jobError.code,
+          at: now(),
+        });
+      } else {
         recordJobEnd(task, cancelled ? 'cancelled' : 'failed', job.timestamp);
+        const status = cancelled ? 'cancelled' : 'failed';
+        await this.ended(job, { type: 'status', status, attempt, at: now() });
       }
       // The coded error travels as the failure reason; GET /api/jobs/:id reads it back.
       const reason = JSON.stringify(jobError);
@@ -70,6 +110,37 @@ export class BullJobProcessor extends WorkerHost implements OnApplicationBootstr
       unwatch();
     }
   }
+
+  /** The job's last event, its body dropped and its bytes given back to the bound. */
+  private async ended(
+    job: Job<BullJobData, JobResult>,
+    event: Omit<JobEvent, 'id'>,
+  ): Promise<void> {
+    try {
+      // Before BullMQ records the end: a stream that sees the job finished has seen this event.
+      await appendEvent(job, event);
+      if (job.data.body !== undefined) {
+        const withoutBody: { -readonly [K in keyof BullJobData]?: BullJobData[K] } = {
+          ...job.data,
+        };
+        delete withoutBody.body;
+        await job.updateData(withoutBody as BullJobData);
+      }
+      await this.cancels.redis.decrby(
+        storedBytesKey(this.config.jobs.queuePrefix),
+        job.data.bytes ?? 0,
+      );
+    } catch (error) {
+      this.workerWarning.warn(`Job ${job.id as string}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Events are best effort: a lost one never fails the job (the status is BullMQ's). */
+  private readonly log = (job: Job<BullJobData, JobResult>, event: Omit<JobEvent, 'id'>): void => {
+    appendEvent(job, event).catch((error: Error) =>
+      this.workerWarning.warn(`Job ${job.id as string}: ${error.message}`),
+    );
+  };
 
   @OnWorkerEvent('error')
   onError(error: Error): void {
@@ -97,4 +168,24 @@ export function configuredProcessor(config: AppConfig): Type<BullJobProcessor> {
   })
   class ConfiguredBullJobProcessor extends BullJobProcessor {}
   return ConfiguredBullJobProcessor;
+}
+
+/** Progress is written to Redis at most this often per job (the job's hash and its log). */
+const PROGRESS_WRITE_MS = 500;
+
+const now = () => new Date().toISOString();
+
+/** Writes a job's progress (`updateProgress`) and logs it as an event, at most every PROGRESS_WRITE_MS. */
+function progressWriter(
+  job: Job<BullJobData, JobResult>,
+  log: (job: Job<BullJobData, JobResult>, event: Omit<JobEvent, 'id'>) => void,
+): (progress: TaskProgress) => void {
+  let writtenAt = -Infinity;
+  return ({ fraction, message }) => {
+    if (Date.now() - writtenAt < PROGRESS_WRITE_MS && fraction < 1) return;
+    writtenAt = Date.now();
+    const progress = { fraction, ...(message === undefined ? {} : { message }), at: now() };
+    job.updateProgress(progress).catch(() => undefined);
+    log(job, { type: 'progress', ...progress });
+  };
 }

@@ -5,6 +5,9 @@ import { AppConfig } from '../config/app-config';
 import { cancelChannel, cancelKey, tombstoneKey } from './bull-jobs.constants';
 import { producerOptions, redisOptions } from './redis-options';
 
+/** How long the start waits for Redis before it goes on without it. */
+const FIRST_CONNECT_WAIT_MS = 2000;
+
 /**
  * Cancellation across replicas. `DELETE /api/jobs/:id` may reach any replica,
  * while the job runs on another: the request is a Redis key (with a TTL, so a
@@ -31,14 +34,22 @@ export class CancelSignals implements OnModuleInit, OnModuleDestroy {
     this.subscriber.on('message', (_channel: string, id: string) => this.running.get(id)?.abort());
   }
 
-  onModuleInit(): void {
-    // Not awaited: the service starts (and answers QUEUE_UNAVAILABLE) while Redis is away.
-    this.commands.connect().catch((error: Error) => this.logError(error));
+  /** Waits a moment for the first connection; the service starts (answering QUEUE_UNAVAILABLE) while Redis is away. */
+  async onModuleInit(): Promise<void> {
+    const connected = this.commands.connect().catch((error: Error) => this.logError(error));
     // ioredis re-subscribes by itself after a reconnect.
     this.subscriber
       .connect()
       .then(() => this.subscriber.subscribe(cancelChannel(this.prefix)))
       .catch((error: Error) => this.logError(error));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      connected,
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, FIRST_CONNECT_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   onModuleDestroy(): void {
@@ -74,6 +85,20 @@ export class CancelSignals implements OnModuleInit, OnModuleDestroy {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * True while the command connection is up. Checked before every API call
+   * to Redis: while Redis is away a call fails at once (QUEUE_UNAVAILABLE)
+   * instead of waiting for a connection that BullMQ's queue would wait for.
+   */
+  get connected(): boolean {
+    return this.commands.status === 'ready';
+  }
+
+  /** The command connection (fails fast while Redis is away), for the job index and byte counter. */
+  get redis(): Redis {
+    return this.commands;
   }
 
   /** Registers a run on this replica; the returned function unregisters it. */

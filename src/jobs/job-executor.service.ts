@@ -5,6 +5,7 @@ import { AppError, Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
+import type { TaskProgress } from '../workers/task-progress';
 import type { JobError, JobPayload, JobResult } from './job.types';
 import { encryptResult } from './result-cipher';
 
@@ -39,13 +40,21 @@ export class JobExecutor {
     private readonly config: AppConfig,
   ) {}
 
-  /** Resolves with the result, or rejects with an AppError (the same codes as `POST /api/tasks`). */
-  async execute(payload: JobPayload, signal: AbortSignal): Promise<JobResult> {
+  /**
+   * Resolves with the result, or rejects with an AppError (the same codes as
+   * `POST /api/tasks`; a result over `JOBS_MAX_RESULT_BYTES` is TASK_FAILED).
+   */
+  async execute(
+    payload: JobPayload,
+    signal: AbortSignal,
+    onProgress?: (progress: TaskProgress) => void,
+  ): Promise<JobResult> {
     // Jobs share the pool as one more client, capped at JOBS_MAX_THREADS threads.
     const result = await this.pool.run(payload.task, payload.input, {
       body: payload.body,
       signal,
       clientKey: JOBS_CLIENT_KEY,
+      onProgress,
     });
     const key = this.config.jobs.resultEncryptionKey;
     // Submission refuses `encrypt` without a key; a replica configured without one fails loudly.
@@ -57,8 +66,17 @@ export class JobExecutor {
       result.value instanceof Uint8Array
         ? Buffer.from(result.value).toString('base64')
         : result.value;
+    const value = payload.encrypt && key !== undefined ? encryptResult(plain, key) : plain;
+    const { maxResultBytes } = this.config.jobs;
+    // Measured as stored: JSON text (a big result is refused once, not stored and re-read).
+    const size = Buffer.byteLength(JSON.stringify(value) ?? '');
+    if (size > maxResultBytes) {
+      throw Errors.taskFailed(
+        `The result is ${size} bytes, over JOBS_MAX_RESULT_BYTES (${maxResultBytes}); it was not stored`,
+      );
+    }
     return {
-      value: payload.encrypt && key !== undefined ? encryptResult(plain, key) : plain,
+      value,
       waitMs: result.waitMs,
       runMs: result.runMs,
       runner: { host: this.host, pid: process.pid, threadId: result.threadId },

@@ -55,9 +55,9 @@ export function recordJobEnd(
 
 /**
  * The gauge reads the store at scrape time; `read` may fail (Redis down): the
- * last values stay. `aggregator` is how cluster processes combine: `sum` when
- * each holds its own jobs (in-process), `max` when each reads the one shared
- * queue (BullMQ), which would otherwise be counted once per process.
+ * last values stay. `aggregator` is how cluster processes combine: `max` for the
+ * backends whose processes all read one shared store (the SQLite file, the
+ * BullMQ queue), which would otherwise be counted once per process.
  */
 export function trackQueueDepth(
   read: () => Promise<Partial<Record<JobStatus, number>>>,

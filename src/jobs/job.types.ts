@@ -31,16 +31,28 @@ export interface JobRunner {
   readonly threadId: number;
 }
 
+/** How far a running job is, as its task last reported it. */
+export interface JobProgress {
+  /** 0..1 */
+  readonly fraction: number;
+  readonly message?: string;
+  readonly at: string;
+}
+
 /** The job as clients see it. Times are ISO 8601. */
 export interface JobView {
   readonly id: string;
   readonly task: string;
+  /** Who submitted it (the caller's identity id); only they, or an admin, may see it. */
+  readonly owner: string;
   readonly status: JobStatus;
   /** Runs started so far (a retry or a takeover after a crash counts). */
   readonly attempts: number;
   readonly createdAt: string;
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** The task's latest report, while it runs and after. */
+  readonly progress?: JobProgress;
   readonly result?: JobResult;
   readonly error?: JobError;
   readonly links: { readonly self: string };
@@ -49,14 +61,29 @@ export interface JobView {
 export interface JobListQuery {
   readonly status?: JobStatus;
   readonly limit: number;
-  readonly offset: number;
+  /** Where the previous page ended (its `nextCursor`); absent for the first page. */
+  readonly cursor?: string;
 }
 
 export interface JobPage {
   readonly items: readonly JobView[];
-  /** Offset of the next page, absent on the last. */
-  readonly nextOffset?: number;
+  /** Opaque position of the next page, absent on the last. */
+  readonly nextCursor?: string;
 }
+
+/** One entry of a job's history, as `GET /api/jobs/:id/events` streams it. */
+export interface JobEvent {
+  /** Increasing within a job: the SSE event id, and where a resumed stream starts after. */
+  readonly id: number;
+  readonly type: 'status' | 'progress';
+  readonly status?: JobStatus;
+  readonly attempt?: number;
+  readonly fraction?: number;
+  readonly message?: string;
+  readonly at: string;
+}
+
+export const isFinished = (status: JobStatus) => status !== 'queued' && status !== 'running';
 
 export const jobLink = (id: string) => `/api/jobs/${encodeURIComponent(id)}`;
 export const iso = (epochMs: number | undefined) =>

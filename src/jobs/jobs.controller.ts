@@ -1,18 +1,22 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Delete, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
 import { AppConfig } from '../config/app-config';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import { TaskRegistry } from '../tasks/task-registry';
 import { listJobsQuery } from './dto/list-jobs-query.dto';
 import { submitJobInput } from './dto/submit-job.dto';
-import { JobStore } from './job-store';
+import { fingerprintOf, idempotencyKeyOf } from './idempotency';
+import { callerOf } from './job-caller';
+import { jobEventStream, lastEventIdOf } from './job-event-stream';
+import { JobQueue } from './job-queue';
 import { presentJob, type PresentedJob } from './job-view.presenter';
-import type { JobPayload, JobView } from './job.types';
+import type { JobPayload } from './job.types';
 
 /** Query parameters of a binary submission that belong to the job, not to the task. */
 const JOB_PARAMS = new Set(['task', 'encrypt']);
@@ -21,62 +25,109 @@ const JOB_PARAMS = new Set(['task', 'encrypt']);
 @Controller('api/jobs')
 export class JobsController {
   constructor(
-    private readonly store: JobStore,
+    private readonly queue: JobQueue,
     private readonly registry: TaskRegistry,
     private readonly config: AppConfig,
+    private readonly lifecycle: ShutdownService,
   ) {}
 
   @Post()
   // Binary tasks: the raw body is the input of the task named by `?task=`.
   @HttpBehaviour({ taskBody: { query: 'task' } })
-  @HttpCode(202)
   @ApiOperation({
-    summary: 'Submit a job: 202 with its id and a Location to poll',
+    summary:
+      'Submit a job: 202 with its id and a Location to poll (200: a retry of the same submission)',
     description:
       'JSON tasks: body `{ task, input, encrypt? }`. Binary tasks: the raw body, with ' +
       '`?task=<name>` and the task options (and `encrypt=true`) in the query string. ' +
-      'The input is validated now: a bad job is refused at once, never failed later.',
+      'The input is validated now: a bad job is refused at once, never failed later. ' +
+      'With `Idempotency-Key`, a retry with the same body returns the original job (200); ' +
+      'the same key with another body is 422 `IDEMPOTENCY_KEY_REUSED`.',
   })
+  @ApiHeader({ name: 'idempotency-key', required: false })
   @ApiBodyFrom(submitJobInput)
-  async submit(
-    @Req() request: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<{ id: string; status: string; links: JobView['links'] }> {
+  async submit(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const key = idempotencyKeyOf(request.headers['idempotency-key']);
     const payload = this.readPayload(request);
-    const job = await this.store.submit(payload);
-    void reply.header('location', job.links.self);
-    return { id: job.id, status: job.status, links: job.links };
+    const { job, created } = await this.queue.submit({
+      payload,
+      owner: callerOf(request).id,
+      ...(key === undefined ? {} : { idempotency: { key, fingerprint: fingerprintOf(payload) } }),
+    });
+    // Sent here: the status depends on the answer (202 new, 200 the original of a retry).
+    await reply
+      .status(created ? 202 : 200)
+      .header('location', job.links.self)
+      .send({ id: job.id, status: job.status, links: job.links });
   }
 
   @Get()
-  @ApiOperation({ summary: 'Recent jobs, newest first, optionally by status; paginated' })
+  @ApiOperation({
+    summary: "The caller's jobs, newest first, optionally by status; cursor pages (links.next)",
+  })
   @ApiQueryFrom(listJobsQuery)
-  async list(@Query() rawQuery: Record<string, unknown>) {
+  async list(@Req() request: FastifyRequest, @Query() rawQuery: Record<string, unknown>) {
+    // Offsets cost more the deeper the page; cursors do not. Say so rather than ignore it.
+    if (rawQuery.offset !== undefined) throw Errors.offsetNotSupported();
     const query = validateInput(listJobsQuery, rawQuery, 'query');
-    const page = await this.store.list(query);
+    const page = await this.queue.list(query, callerOf(request));
     const next =
-      page.nextOffset === undefined
+      page.nextCursor === undefined
         ? undefined
         : `/api/jobs?${new URLSearchParams({
             ...(query.status === undefined ? {} : { status: query.status }),
             limit: String(query.limit),
-            offset: String(page.nextOffset),
+            cursor: page.nextCursor,
           }).toString()}`;
     return { items: page.items.map(presentJob), links: { next } };
   }
 
   @Get(':id')
-  @ApiOperation({ summary: "A job's status, attempts, times, and its result or error" })
-  async get(@Param('id') id: string): Promise<PresentedJob> {
-    const job = await this.store.get(id);
+  @ApiOperation({ summary: "A job's status, attempts, times, progress, and its result or error" })
+  async get(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
+    const job = await this.queue.get(id, callerOf(request));
     if (job === undefined) throw Errors.jobNotFound(id);
     return presentJob(job);
   }
 
+  @Get(':id/events')
+  @ApiOperation({
+    summary: "A job's status changes and progress as Server-Sent Events, until it ends",
+    description:
+      'Each event has an id; reconnect with `Last-Event-ID` to resume after it. ' +
+      'Closing the stream does not cancel the job.',
+  })
+  @ApiProduces('text/event-stream')
+  @ApiHeader({ name: 'last-event-id', required: false })
+  async events(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Param('id') id: string,
+  ): Promise<void> {
+    const caller = callerOf(request);
+    const lastEventId = lastEventIdOf(request.headers['last-event-id']);
+    const first = await this.queue.events(id, caller, lastEventId);
+    if (first === undefined) throw Errors.jobNotFound(id);
+    const { pollIntervalMs, eventsHeartbeatMs } = this.config.jobs;
+    const stream = jobEventStream(this.queue, id, caller, first, lastEventId, {
+      pollIntervalMs,
+      heartbeatMs: eventsHeartbeatMs,
+      stopping: () => this.lifecycle.phase !== 'serving',
+    });
+    // The client left: stop reading the queue (the job itself goes on).
+    reply.raw.once('close', () => stream.destroy());
+    await reply
+      .header('content-type', 'text/event-stream; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      // nginx would otherwise buffer the stream.
+      .header('x-accel-buffering', 'no')
+      .send(stream);
+  }
+
   @Delete(':id')
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
-  async cancel(@Param('id') id: string): Promise<PresentedJob> {
-    const job = await this.store.cancel(id);
+  async cancel(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
+    const job = await this.queue.cancel(id, callerOf(request));
     if (job === undefined) throw Errors.jobNotFound(id);
     return presentJob(job);
   }

@@ -1,21 +1,25 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import type { AppConfig } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
 import { WorkersModule } from '../workers/workers.module';
 import { configuredProcessor } from './bull-job.processor';
-import { BullJobStore } from './bull-job-store';
+import { BullJobQueue } from './bull-job-queue';
 import { JOBS_QUEUE } from './bull-jobs.constants';
 import { CancelSignals } from './cancel-signals.service';
 import { JobExecutor } from './job-executor.service';
-import { JobStore } from './job-store';
+import { JobQueue } from './job-queue';
 import { JobsController } from './jobs.controller';
-import { MemoryJobStore } from './memory-job-store';
 import { producerOptions } from './redis-options';
+import { SqliteJobPurger } from './sqlite/sqlite-job-purger';
+import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
+import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
+import { SqliteJobStore } from './sqlite/sqlite-job-store';
 
 /**
  * Asynchronous jobs. The backend is chosen once, at start: without
- * `REDIS_URL`, the in-process store; with it, BullMQ on Redis, shared by
- * every replica that uses the same Redis and `JOBS_QUEUE_PREFIX`.
+ * `REDIS_URL`, SQLite in one file shared by every process of the machine;
+ * with it, BullMQ on Redis, shared by every replica that uses the same Redis
+ * and `JOBS_QUEUE_PREFIX`. Both implement `JobQueue`.
  */
 @Module({})
 export class JobsModule {
@@ -27,10 +31,32 @@ export class JobsModule {
       controllers: [JobsController],
     };
     if (redisUrl === undefined) {
-      const providers: Provider[] = [JobExecutor, { provide: JobStore, useClass: MemoryJobStore }];
-      return { ...base, providers };
+      return {
+        ...base,
+        providers: [
+          JobExecutor,
+          {
+            provide: SqliteJobStore,
+            useFactory: ({ jobs }: AppConfig) =>
+              new SqliteJobStore({
+                path: jobs.sqlitePath,
+                maxStored: jobs.maxStored,
+                maxStoredBytes: jobs.maxStoredBytes,
+                resultTtlSeconds: jobs.resultTtlSeconds,
+                attempts: jobs.attempts,
+                backoffMs: jobs.backoffMs,
+              }),
+            inject: [AppConfig],
+          },
+          SqliteJobRunner,
+          SqliteJobPurger,
+          { provide: JobQueue, useClass: SqliteJobQueue },
+        ],
+      };
     }
-    const { queuePrefix, attempts, backoffMs, resultTtlSeconds } = config.jobs;
+    const { queuePrefix, attempts, backoffMs, resultTtlSeconds, maxStored } = config.jobs;
+    // Finished jobs go by age, and past the newest `maxStored` of each kind.
+    const keep = { age: resultTtlSeconds, count: maxStored };
     return {
       ...base,
       imports: [
@@ -42,15 +68,15 @@ export class JobsModule {
           defaultJobOptions: {
             attempts,
             backoff: { type: 'exponential', delay: backoffMs },
-            removeOnComplete: { age: resultTtlSeconds },
-            removeOnFail: { age: resultTtlSeconds },
+            removeOnComplete: keep,
+            removeOnFail: keep,
           },
         }),
       ],
       providers: [
         JobExecutor,
         CancelSignals,
-        { provide: JobStore, useClass: BullJobStore },
+        { provide: JobQueue, useClass: BullJobQueue },
         configuredProcessor(config),
       ],
     };

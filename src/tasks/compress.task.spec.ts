@@ -1,3 +1,4 @@
+import { silentContext } from './task-context';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { validateInput } from '../common/validation';
 import { TaskInputError } from './task-input-error';
@@ -10,7 +11,7 @@ async function compress(
   plain: Partial<CompressInput>,
   body: Uint8Array | undefined,
 ): Promise<Uint8Array> {
-  return compressTask.run({ format: 'gzip', level: 6, ...plain }, body);
+  return compressTask.run({ format: 'gzip', level: 6, ...plain }, body, silentContext());
 }
 
 async function failure(plain: Partial<CompressInput>, body: Uint8Array): Promise<unknown> {

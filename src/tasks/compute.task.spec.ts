@@ -1,3 +1,4 @@
+import { silentContext } from './task-context';
 import { validateInput } from '../common/validation';
 import { computeInput, computeTask } from './compute.task';
 import * as shared from '../../test/support/task-input';
@@ -13,15 +14,33 @@ describe(`${computeTask.name} task`, () => {
       let expected = 0;
       for (let i = 0; i < 1000; i++) expected += Math.sqrt(i) * Math.sin(i);
 
-      const output = await computeTask.run({ iterations: 1000, payloadSize: 0 }, undefined);
+      const output = await computeTask.run(
+        { iterations: 1000, payloadSize: 0 },
+        undefined,
+        silentContext(),
+      );
 
       expect(output.computedValue).toBe(expected);
     });
 
     it('reports the length of the processed payload array', async () => {
-      const output = await computeTask.run({ iterations: 0, payloadSize: 12_345 }, undefined);
+      const output = await computeTask.run(
+        { iterations: 0, payloadSize: 12_345 },
+        undefined,
+        silentContext(),
+      );
 
       expect(output).toEqual({ computedValue: 0, processedPayloadLength: 12_345 });
+    });
+
+    it('reports its progress, rising to 1', async () => {
+      const reports: number[] = [];
+      await computeTask.run({ iterations: 3_000_000, payloadSize: 10 }, undefined, {
+        progress: (fraction) => reports.push(fraction),
+      });
+      expect(reports.length).toBeGreaterThan(2);
+      expect([...reports].sort((a, b) => a - b)).toEqual(reports);
+      expect(reports.at(-1)).toBe(1);
     });
   });
 

@@ -7,6 +7,9 @@ const MAX_ITERATIONS = 50_000_000;
 // 10M elements alone: 0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
 const MAX_PAYLOAD_SIZE = 10_000_000;
 
+/** Iterations between two progress reports, at least. */
+const PROGRESS_SLICE = 1_000_000;
+
 /** Input of the `compute` task; omitted properties take the defaults. */
 export interface ComputeInput {
   iterations: number;
@@ -45,15 +48,22 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
   input: computeInput,
   size: ({ iterations, payloadSize }) => iterations + payloadSize,
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
-  run({ iterations, payloadSize }) {
+  run({ iterations, payloadSize }, _body, context) {
     let result = 0;
-    for (let i = 0; i < iterations; i++) result += Math.sqrt(i) * Math.sin(i);
+    // Reported in slices: a call per iteration would cost more than the iteration.
+    const slice = Math.max(PROGRESS_SLICE, Math.ceil(iterations / 100));
+    for (let start = 0; start < iterations; start += slice) {
+      const end = Math.min(iterations, start + slice);
+      for (let i = start; i < end; i++) result += Math.sqrt(i) * Math.sin(i);
+      context.progress(end / iterations / 2, `${end} of ${iterations} iterations`);
+    }
 
     // Really allocate and walk the memory: the point of the workload is the allocation
     // pressure as much as the arithmetic.
     const payload = new Array<number>(payloadSize);
     for (let i = 0; i < payloadSize; i++) payload[i] = i;
     const processed = payload.map((value) => value * 2);
+    context.progress(1, 'done');
 
     return { computedValue: result, processedPayloadLength: processed.length };
   },

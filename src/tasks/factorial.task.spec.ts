@@ -1,3 +1,4 @@
+import { silentContext } from './task-context';
 import { factorialInput, factorialTask } from './factorial.task';
 import * as shared from '../../test/support/task-input';
 
@@ -5,7 +6,7 @@ const maxN = factorialTask.limits.maxN as number;
 const maxDigits = factorialTask.limits.maxDigits as number;
 
 function factorialOf(n: number) {
-  return factorialTask.run({ n }, undefined);
+  return factorialTask.run({ n }, undefined, silentContext());
 }
 
 function naiveFactorial(n: number): string {

@@ -1,3 +1,4 @@
+import { silentContext } from './task-context';
 import { validateInput } from '../common/validation';
 import { hashInput, hashTask, type HashInput } from './hash.task';
 import * as shared from '../../test/support/task-input';
@@ -5,7 +6,7 @@ import * as shared from '../../test/support/task-input';
 const abc = new TextEncoder().encode('abc');
 
 function hashOf(algorithm: HashInput['algorithm'], body: Uint8Array | undefined) {
-  return hashTask.run({ algorithm }, body);
+  return hashTask.run({ algorithm }, body, silentContext());
 }
 
 const invalidProperties = (plain: object) => shared.invalidProperties(hashInput, plain, 'query');

@@ -1,3 +1,4 @@
+import { silentContext } from './task-context';
 import { invalidProperties } from '../../test/support/task-input';
 import { TaskInputError } from './task-input-error';
 import { jsonStatsInput, jsonStatsTask } from './json-stats.task';
@@ -8,12 +9,12 @@ const maxContainers = jsonStatsTask.limits.maxObjectsAndArrays as number;
 const maxDistinct = jsonStatsTask.limits.maxDistinctStringsAndKeyOrders as number;
 
 function statsOf(json: string) {
-  return jsonStatsTask.run({}, bytes(json));
+  return jsonStatsTask.run({}, bytes(json), silentContext());
 }
 
 async function failure(body: Uint8Array | undefined): Promise<unknown> {
   try {
-    await jsonStatsTask.run({}, body);
+    await jsonStatsTask.run({}, body, silentContext());
   } catch (error) {
     return error;
   }

@@ -67,6 +67,9 @@ export interface JsonStatsOutput {
  * Parses a JSON array of records and summarises their numeric fields. Decoding and parsing
  * happen in the worker thread: a large JSON.parse never blocks the event loop.
  */
+/** Records between two progress reports, at least. */
+const PROGRESS_STRIDE = 10_000;
+
 export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
   name: 'json-stats',
   description:
@@ -81,11 +84,17 @@ export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
     maxDistinctStringsAndKeyOrders: MAX_DISTINCT,
     maxBodyBytes: 'the server body limit',
   },
-  run(_input, body) {
+  run(_input, body, context) {
     const records = parseRecords(body ?? new Uint8Array(0));
+    context.progress(0, `parsed ${records.length} records`);
+    // A report costs a clock read in the rate limiter: one per PROGRESS_STRIDE records is enough.
+    const stride = Math.max(PROGRESS_STRIDE, Math.ceil(records.length / 100));
     const stats = new Map<string, Omit<FieldStats, 'mean'>>();
 
     for (let index = 0; index < records.length; index++) {
+      if (index % stride === 0 && index > 0) {
+        context.progress(index / records.length, `${index} of ${records.length} records`);
+      }
       const record: unknown = records[index];
       if (typeof record !== 'object' || record === null || Array.isArray(record)) {
         throw new TaskInputError(
@@ -125,6 +134,7 @@ export const jsonStatsTask = defineTask<JsonStatsInput, JsonStatsOutput>({
         { count, min, max, mean: sum / count, sum },
       ]),
     );
+    context.progress(1, `${records.length} records`);
     return { count: records.length, fields };
   },
 });

@@ -79,7 +79,7 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
     maxTextChars: MAX_TEXT_CHARS,
     maxBodyBytes: 'JOBS_MAX_BODY_BYTES / the server body limit',
   },
-  async run({ maxPages }, body) {
+  async run({ maxPages }, body, context) {
     const bytes = body ?? new Uint8Array(0);
     if (!hasPdfHeader(bytes)) {
       throw new TaskInputError('body is not a PDF (no %PDF- header)', 'body', 'INVALID_DOCUMENT');
@@ -104,7 +104,8 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
       const text: string[] = [];
       let chars = 0;
       let truncated = false;
-      for (let number = 1; number <= Math.min(pdf.numPages, maxPages); number++) {
+      const pagesToRead = Math.min(pdf.numPages, maxPages);
+      for (let number = 1; number <= pagesToRead; number++) {
         const page = await pdf.getPage(number);
         const content = await page.getTextContent();
         let pageText = content.items
@@ -117,6 +118,7 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
         chars += pageText.length;
         text.push(pageText);
         page.cleanup();
+        context.progress(number / pagesToRead, `page ${number} of ${pagesToRead}`);
         if (truncated) break;
       }
       return {

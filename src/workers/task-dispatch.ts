@@ -61,9 +61,15 @@ export class PiscinaDispatch implements TaskDispatch {
   }
 
   private post(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
-    if (request.body === undefined) return this.pool.run(request, { signal });
+    const ports = request.progress === undefined ? [] : [request.progress];
+    if (request.body === undefined) {
+      return this.pool.run(request, { signal, transferList: ports });
+    }
     const { bytes, transferList } = prepareTransfer(request.body);
-    return this.pool.run({ ...request, body: bytes }, { signal, transferList });
+    return this.pool.run(
+      { ...request, body: bytes },
+      { signal, transferList: [...transferList, ...ports] },
+    );
   }
 }
 

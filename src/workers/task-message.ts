@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { TaskInputCode } from '../tasks/task-input-error';
 
 /** What the main thread posts to a worker thread for one task. */
@@ -7,6 +8,8 @@ export interface TaskRequest {
   readonly input: object;
   /** Raw body of a binary task; transferred, not cloned, when large. */
   readonly body?: Uint8Array;
+  /** Where the task's progress goes (`task-progress.ts`), when the caller follows it; transferred. */
+  readonly progress?: MessagePort;
 }
 
 /** Times measured by the thread itself, on a clock shared by all threads (epoch ms). */

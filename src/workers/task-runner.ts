@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
+import { silentContext } from '../tasks/task-context';
 import { TaskInputError } from '../tasks/task-input-error';
+import { portContext } from './task-progress';
 import type { TaskRequest, TaskResponse } from './task-message';
 import type { TaskRegistry } from '../tasks/task-registry';
 
@@ -24,8 +26,13 @@ export function createTaskRunner(registry: TaskRegistry) {
     if (task === undefined) {
       return { ok: false, kind: 'task', message: `Unknown task '${request.task}'`, ...timing() };
     }
+    const progress = request.progress === undefined ? undefined : portContext(request.progress);
     try {
-      const value: unknown = await task.run(request.input, request.body);
+      const value: unknown = await task.run(
+        request.input,
+        request.body,
+        progress?.context ?? silentContext(),
+      );
       return { ok: true, value, ...timing() };
     } catch (error) {
       if (error instanceof TaskInputError) {
@@ -40,6 +47,9 @@ export function createTaskRunner(registry: TaskRegistry) {
       }
       const message = error instanceof Error ? error.message : String(error);
       return { ok: false, kind: 'task', message, ...timing() };
+    } finally {
+      // Before the answer leaves: no report is posted after the result.
+      progress?.end();
     }
   };
 }

@@ -21,6 +21,7 @@ import {
 import { InlineDispatch, PiscinaDispatch, type TaskDispatch } from './task-dispatch';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { preciseNow, WARM_UP_TASK } from './task-runner';
+import { progressChannel, type TaskProgress } from './task-progress';
 import { threadPrioritySupported } from './thread-priority';
 import { ThreadRecycler } from './thread-recycler';
 
@@ -41,6 +42,8 @@ export interface RunOptions extends AdmissionRequest {
   readonly arrivedAt?: number;
   /** The request's id, for the log lines about this task. */
   readonly requestId?: string;
+  /** Follows the task's progress reports (rate-limited; none arrive after the task settles). */
+  readonly onProgress?: (progress: TaskProgress) => void;
 }
 
 export interface TaskResult {
@@ -207,13 +210,15 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(cancellation);
+    const progress =
+      options.onProgress === undefined ? undefined : progressChannel(options.onProgress);
     // A refused or shed task never ran: it is not counted as completed.
     let refused = false;
     try {
       let response: TaskResponse;
       try {
         response = await this.dispatch.run(
-          { task: name, input, body: options.body },
+          { task: name, input, body: options.body, progress: progress?.port },
           cancellation,
           ticket,
         );
@@ -239,6 +244,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settleFailure(ref, classifyAnswer(response), timing);
     } finally {
       clearTimeout(timer);
+      progress?.close();
       stopFollowing?.();
       this.inFlight.delete(cancellation);
       if (!refused) this.completed += 1;

@@ -8,9 +8,16 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-/** The real application on a real loopback port, with real worker threads. */
-export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+/**
+ * The real application on a real loopback port, with real worker threads.
+ * `beforeListen` may add test-only Fastify hooks (e.g. an identity).
+ */
+export async function startApp(
+  env: Record<string, string> = {},
+  beforeListen?: (app: NestFastifyApplication) => void,
+): Promise<RunningApp> {
   const app = await createApp(testConfig(env));
+  beforeListen?.(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');

@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { randomUUID } from 'node:crypto';
 
 export type Json = Record<string, any>;
@@ -47,4 +48,46 @@ export async function waitForJob(
       throw new Error(`job ${id} not done in ${timeoutMs} ms: ${JSON.stringify(job)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** GET on a connection of its own (fetch would reuse one): a cluster spreads connections over its processes. */
+export function getOnNewConnection(url: string): Promise<{ status: number; body: Json }> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Json }),
+      );
+    }).on('error', reject);
+  });
+}
+
+export interface SseEvent {
+  readonly id: number;
+  readonly event: string;
+  readonly data: Json;
+}
+
+/** Reads `GET /api/jobs/:id/events` until the server ends it; the events in the order they came. */
+export async function readEvents(
+  url: string,
+  id: string,
+  lastEventId?: number,
+): Promise<SseEvent[]> {
+  const response = await fetch(`${url}/api/jobs/${id}/events`, {
+    headers: lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) },
+  });
+  if (response.status !== 200)
+    throw new Error(`events: ${response.status} ${await response.text()}`);
+  const text = await response.text();
+  return text
+    .split('\n\n')
+    .map((frame) => Object.fromEntries(frame.split('\n').map((line) => line.split(/: (.*)/s, 2))))
+    .filter((fields: Record<string, string>) => fields.id !== undefined)
+    .map((fields: Record<string, string>) => ({
+      id: Number(fields.id),
+      event: fields.event as string,
+      data: JSON.parse(fields.data as string) as Json,
+    }));
 }

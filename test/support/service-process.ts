@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { freePort } from './free-port';
 import { sumRssKiB } from './process-tree';
 import { FAULT_TASKS } from './test-config';
@@ -179,9 +181,15 @@ export async function launchProcess(options: LaunchOptions = {}): Promise<Servic
   }
 }
 
+/** A job store file of its own (in a fresh temporary directory), so tests never share one. */
+export const freshJobsPath = () =>
+  join(mkdtempSync(join(tmpdir(), 'corepool-jobs-')), 'jobs.sqlite');
+
 /**
  * The built service (`dist/main.js`) as production runs it, for a test: the
- * fault tasks are loaded too, unless `TASK_MODULES` is overridden.
+ * fault tasks are loaded too, unless `TASK_MODULES` is overridden, and its
+ * SQLite job store is a fresh file unless `JOBS_SQLITE_PATH` names one (to
+ * share it, or to find it again after a restart).
  */
 export function startService(
   env: Record<string, string> = {},
@@ -189,7 +197,13 @@ export function startService(
 ): Promise<ServiceProcess> {
   return launchProcess({
     ...options,
-    env: { NODE_ENV: 'production', LOG_LEVEL: 'info', TASK_MODULES: FAULT_TASKS, ...env },
+    env: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      TASK_MODULES: FAULT_TASKS,
+      JOBS_SQLITE_PATH: freshJobsPath(),
+      ...env,
+    },
   });
 }
 

@@ -1,4 +1,6 @@
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/load-config';
 
@@ -12,6 +14,8 @@ export function testConfig(env: Record<string, string> = {}): AppConfig {
       POOL_THREADS: '2',
       LOG_LEVEL: 'silent',
       TASK_MODULES: FAULT_TASKS,
+      // A job store of its own: tests never share one (nor write in the checkout).
+      JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-jobs-')), 'jobs.sqlite'),
       ...env,
     },
     { cores: 2, stdoutIsTty: false, cwd: process.cwd() },

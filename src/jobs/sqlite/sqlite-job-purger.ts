@@ -1,0 +1,65 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { ThrottledWarning } from '../../common/throttled-warning';
+import { AppConfig } from '../../config/app-config';
+import { SqliteJobStore } from './sqlite-job-store';
+
+/** Jobs deleted per statement: each batch holds the write lock for about a millisecond. */
+const PURGE_BATCH = 200;
+/** Batches per purge, so one purge never runs long; the next one does the rest. */
+const MAX_BATCHES = 50;
+/** Free pages returned to the file system per purge (4 KiB each). */
+const VACUUM_PAGES = 2000;
+
+/**
+ * Deletes jobs past their retention (`JOBS_RESULT_TTL_SECONDS`) every
+ * `JOBS_PURGE_INTERVAL_MS`, in small batches with the event loop free in
+ * between, then returns free pages (`incremental_vacuum`) and truncates the
+ * WAL, so the file's size follows what is stored. Every process runs it;
+ * concurrent purges only find less to do.
+ */
+@Injectable()
+export class SqliteJobPurger implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(SqliteJobPurger.name);
+  private readonly warning = new ThrottledWarning(this.logger);
+  private timer: NodeJS.Timeout | undefined;
+  private purging = false;
+
+  constructor(
+    private readonly store: SqliteJobStore,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.purge(), this.config.jobs.purgeIntervalMs).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Resolves with how many jobs were deleted. */
+  async purge(): Promise<number> {
+    if (this.purging) return 0;
+    this.purging = true;
+    let deleted = 0;
+    try {
+      for (let batch = 0; batch < MAX_BATCHES; batch++) {
+        const count = this.store.purgeExpired(PURGE_BATCH);
+        deleted += count;
+        if (count < PURGE_BATCH) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.store.compact(VACUUM_PAGES);
+    } catch (error) {
+      this.warning.warn(`SQLite purge: ${(error as Error).message}`);
+    } finally {
+      this.purging = false;
+    }
+    return deleted;
+  }
+}

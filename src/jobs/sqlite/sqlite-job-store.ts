@@ -1,0 +1,561 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { Errors } from '../../common/app-error';
+import { ErrorCode } from '../../common/error-codes';
+import { decodeCursor, encodeCursor } from '../job-cursor';
+import type { IdempotencyClaim, JobCaller } from '../job-queue';
+import {
+  iso,
+  jobLink,
+  type JobError,
+  type JobEvent,
+  type JobPage,
+  type JobPayload,
+  type JobResult,
+  type JobStatus,
+  type JobView,
+} from '../job.types';
+import { BUSY_TIMEOUT_MS, prepareDatabase } from './sqlite-schema';
+import { WalCheckpointer } from './wal-checkpointer';
+
+/** How often the WAL is copied back into the database file, off the event loop. */
+const CHECKPOINT_INTERVAL_MS = 1000;
+
+export interface SqliteStoreOptions {
+  readonly path: string;
+  readonly maxStored: number;
+  readonly maxStoredBytes: number;
+  readonly resultTtlSeconds: number;
+  readonly attempts: number;
+  readonly backoffMs: number;
+}
+
+/** A job one process claimed: what it needs to run it. */
+export interface ClaimedJob {
+  readonly id: string;
+  readonly task: string;
+  readonly createdAt: number;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly payload: JobPayload;
+}
+
+/** How a run ended, as the runner hands it back. */
+export type RunEnding =
+  | { readonly status: 'succeeded'; readonly result: JobResult }
+  | { readonly status: 'failed' | 'cancelled'; readonly error: JobError }
+  | { readonly status: 'retry'; readonly error: JobError };
+
+interface JobRow {
+  id: string;
+  owner: string;
+  task: string;
+  status: JobStatus;
+  attempts: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  progress: string | null;
+  result: string | null;
+  error: string | null;
+  fingerprint: string | null;
+  expires_at: number | null;
+}
+
+const VIEW_COLUMNS =
+  'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at';
+/** Finished jobs dropped at least per submission that needs room: the next ones then find room. */
+const EVICT_BATCH = 100;
+
+/**
+ * The SQLite job store: every statement of the default backend, on one file
+ * that every process of the machine opens. Synchronous (`node:sqlite`): each
+ * call is one short statement or transaction, microseconds to a millisecond,
+ * measured under 1,000 submissions/s in bench/results/2026-12-01-jobs.md.
+ * Claims are `UPDATE … RETURNING` under the write lock, so two processes never
+ * take the same job; a claim holds a lease that its process renews, and a job
+ * whose lease ran out (its process died) is claimed again.
+ */
+export class SqliteJobStore {
+  private readonly db: DatabaseSync;
+  /** Compiled once per SQL text: compiling costs about as much as running these statements. */
+  private readonly statements = new Map<string, StatementSync>();
+  private readonly checkpointer: WalCheckpointer;
+
+  constructor(private readonly options: SqliteStoreOptions) {
+    mkdirSync(dirname(options.path), { recursive: true });
+    this.db = new DatabaseSync(options.path, { timeout: BUSY_TIMEOUT_MS });
+    prepareDatabase(this.db);
+    this.checkpointer = new WalCheckpointer(options.path, CHECKPOINT_INTERVAL_MS);
+  }
+
+  close(): void {
+    void this.checkpointer.stop();
+    if (this.db.isOpen) this.db.close();
+  }
+
+  /** Inserts a queued job, or returns the one its idempotency key already names. */
+  insert(
+    payload: JobPayload,
+    owner: string,
+    idempotency: IdempotencyClaim | undefined,
+    now = Date.now(),
+  ): { job: JobView; created: boolean } {
+    const input = JSON.stringify(payload.input);
+    const bytes = input.length + (payload.body?.byteLength ?? 0);
+    return this.transaction(() => {
+      if (idempotency !== undefined) {
+        const existing = this.row(
+          `SELECT ${VIEW_COLUMNS} FROM jobs WHERE owner = ? AND idempotency_key = ?`,
+          owner,
+          idempotency.key,
+        );
+        if (existing !== undefined && !expired(existing, now)) {
+          if (existing.fingerprint !== idempotency.fingerprint) {
+            throw Errors.idempotencyKeyReused(idempotency.key, existing.id);
+          }
+          return { job: toView(existing), created: false };
+        }
+        if (existing !== undefined)
+          this.statement('DELETE FROM jobs WHERE id = ?').run(existing.id);
+      }
+      this.makeRoom(bytes, now);
+      const id = randomUUID();
+      this.statement(
+        `INSERT INTO jobs (id, owner, task, input, body, encrypt, status, max_attempts, created_at,
+             run_after, idempotency_key, fingerprint, bytes, last_event)
+           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1)`,
+      ).run(
+        id,
+        owner,
+        payload.task,
+        input,
+        payload.body ?? null,
+        payload.encrypt ? 1 : 0,
+        this.options.attempts,
+        now,
+        now,
+        idempotency?.key ?? null,
+        idempotency?.fingerprint ?? null,
+        bytes,
+      );
+      this.addEvent(id, 1, { type: 'status', status: 'queued', at: iso(now) as string });
+      const job = this.row(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id) as JobRow;
+      return { job: toView(job), created: true };
+    });
+  }
+
+  get(id: string, caller: JobCaller, now = Date.now()): JobView | undefined {
+    const row = this.row(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id);
+    if (row === undefined || expired(row, now)) return undefined;
+    if (!caller.admin && row.owner !== caller.id) return undefined;
+    return toView(row);
+  }
+
+  /** Newest first, from a cursor: an index range, whatever the page's depth. */
+  list(
+    query: { status?: JobStatus; limit: number; cursor?: string },
+    caller: JobCaller,
+    now = Date.now(),
+  ): JobPage {
+    const where: string[] = ['(expires_at IS NULL OR expires_at > ?)'];
+    const params: SQLInputValue[] = [now];
+    if (!caller.admin) {
+      where.push('owner = ?');
+      params.push(caller.id);
+    }
+    if (query.status !== undefined) {
+      where.push('status = ?');
+      params.push(query.status);
+    }
+    if (query.cursor !== undefined) {
+      const { createdAt, id } = decodeCursor(query.cursor);
+      where.push('(created_at, id) < (?, ?)');
+      params.push(createdAt, id);
+    }
+    const rows = this.rows(
+      `SELECT ${VIEW_COLUMNS} FROM jobs WHERE ${where.join(' AND ')}
+       ORDER BY created_at DESC, id DESC LIMIT ?`,
+      ...params,
+      query.limit + 1,
+    );
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      items: page.map(toView),
+      ...(rows.length > query.limit && last !== undefined
+        ? { nextCursor: encodeCursor({ createdAt: last.created_at, id: last.id }) }
+        : {}),
+    };
+  }
+
+  /** Events after `afterId`, oldest first. */
+  events(id: string, afterId: number): JobEvent[] {
+    return this.statement(
+      'SELECT seq, data FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq',
+    )
+      .all(id, afterId)
+      .map((row) => ({
+        id: row.seq as number,
+        ...(JSON.parse(row.data as string) as Omit<JobEvent, 'id'>),
+      }));
+  }
+
+  /** Cancels a queued job; undefined when it was not queued (running, finished, or not there). */
+  cancelQueued(id: string, now = Date.now()): { task: string; createdAt: number } | undefined {
+    return this.transaction(() => {
+      const ended = this.end(
+        id,
+        'queued',
+        undefined,
+        { status: 'cancelled', error: cancelled() },
+        now,
+      );
+      return ended;
+    });
+  }
+
+  /** Flags a running job: the process running it reads the flag and aborts it. */
+  requestCancel(id: string): boolean {
+    const { changes } = this.statement(
+      "UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND status = 'running'",
+    ).run(id);
+    return changes > 0;
+  }
+
+  /**
+   * Fails the jobs whose lease expired (their process died) with no attempt
+   * left, as WORKER_CRASHED; returns them for the metrics. A read first, so
+   * that the usual case (none) takes no write lock.
+   */
+  failAbandoned(now = Date.now()): Array<{ task: string; createdAt: number }> {
+    const abandoned = this.statement(
+      `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+    ).get(now);
+    if (abandoned?.n === 0) return [];
+    return this.transaction(() =>
+      this.statement(
+        `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+      )
+        .all(now)
+        .map((row) =>
+          this.end(
+            row.id as string,
+            'running',
+            undefined,
+            { status: 'failed', error: crash() },
+            now,
+          ),
+        )
+        .filter((ended) => ended !== undefined),
+    );
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs for `leaseOwner`: queued ones whose
+   * backoff is over, and running ones whose lease expired (their process
+   * died) with attempts left.
+   */
+  claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
+    if (limit <= 0) return [];
+    return this.transaction(() => {
+      const rows = this.statement(
+        `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
+             lease_owner = ?, lease_until = ?, cancel_requested = 0, last_event = last_event + 1
+           WHERE id IN (
+             SELECT id FROM (
+               SELECT id, run_after AS due FROM jobs WHERE status = 'queued' AND run_after <= ?
+               UNION ALL
+               SELECT id, lease_until AS due FROM jobs
+                 WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
+             ) ORDER BY due LIMIT ?)
+           RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
+      ).all(now, leaseOwner, now + leaseMs, now, now, limit);
+      const claimed = rows.map((row) => {
+        this.addEvent(row.id as string, row.last_event as number, {
+          type: 'status',
+          status: 'running',
+          attempt: row.attempts as number,
+          at: iso(now) as string,
+        });
+        const body = row.body as Uint8Array | null;
+        return {
+          id: row.id as string,
+          task: row.task as string,
+          createdAt: row.created_at as number,
+          attempts: row.attempts as number,
+          maxAttempts: row.max_attempts as number,
+          payload: {
+            task: row.task as string,
+            input: JSON.parse(row.input as string) as object,
+            encrypt: row.encrypt === 1,
+            ...(body === null ? {} : { body }),
+          },
+        };
+      });
+      return claimed;
+    });
+  }
+
+  /** Extends the leases of `leaseOwner`'s running jobs. */
+  renewLeases(leaseOwner: string, leaseMs: number, now = Date.now()): void {
+    this.statement(
+      "UPDATE jobs SET lease_until = ? WHERE lease_owner = ? AND status = 'running'",
+    ).run(now + leaseMs, leaseOwner);
+  }
+
+  /** Ids of `leaseOwner`'s running jobs whose cancellation was asked for. */
+  cancelRequested(leaseOwner: string): string[] {
+    return this.statement(
+      "SELECT id FROM jobs WHERE lease_owner = ? AND status = 'running' AND cancel_requested = 1",
+    )
+      .all(leaseOwner)
+      .map((row) => row.id as string);
+  }
+
+  /** The latest progress of a running job; dropped when the lease is no longer this process's. */
+  progress(
+    id: string,
+    leaseOwner: string,
+    fraction: number,
+    message: string | undefined,
+    now = Date.now(),
+  ): void {
+    this.transaction(() => {
+      const at = iso(now) as string;
+      const progress = JSON.stringify({
+        fraction,
+        ...(message === undefined ? {} : { message }),
+        at,
+      });
+      const row = this.statement(
+        `UPDATE jobs SET progress = ?, last_event = last_event + 1
+           WHERE id = ? AND lease_owner = ? AND status = 'running' RETURNING last_event`,
+      ).get(progress, id, leaseOwner);
+      if (row === undefined) return;
+      const seq = row.last_event as number;
+      // Only the latest progress between two status changes is kept: the log stays short.
+      this.statement(
+        'DELETE FROM job_events WHERE job_id = ? AND seq = ? AND data LIKE \'{"type":"progress"%\'',
+      ).run(id, seq - 1);
+      this.addEvent(id, seq, {
+        type: 'progress',
+        fraction,
+        ...(message === undefined ? {} : { message }),
+        at,
+      });
+    });
+  }
+
+  /**
+   * Records how a run ended, if the job is still this process's (a lease
+   * that expired was taken over: the other run's outcome counts). A retry
+   * goes back to the queue after its backoff. Returns the job's facts when
+   * recorded.
+   */
+  finish(
+    id: string,
+    leaseOwner: string,
+    ending: RunEnding,
+    now = Date.now(),
+  ): { task: string; createdAt: number } | undefined {
+    return this.transaction(() => this.end(id, 'running', leaseOwner, ending, now));
+  }
+
+  /** Jobs per status, over every owner. */
+  counts(now = Date.now()): Partial<Record<JobStatus, number>> {
+    const counts: Partial<Record<JobStatus, number>> = {
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      cancelled: 0,
+    };
+    const rows = this.statement(
+      'SELECT status, count(*) AS n FROM jobs WHERE expires_at IS NULL OR expires_at > ? GROUP BY status',
+    ).all(now);
+    for (const row of rows) counts[row.status as JobStatus] = row.n as number;
+    return counts;
+  }
+
+  /** Deletes up to `batch` expired jobs (and their events); returns how many. */
+  purgeExpired(batch: number, now = Date.now()): number {
+    const { changes } = this.statement(
+      `DELETE FROM jobs WHERE id IN (
+           SELECT id FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?)`,
+    ).run(now, batch);
+    return Number(changes);
+  }
+
+  /**
+   * Gives free pages back to the file system and truncates the WAL. The
+   * checkpoint waits for no one: with readers in the way it does what it
+   * can now and the next run does the rest.
+   */
+  compact(pages: number): void {
+    this.db.exec(`PRAGMA incremental_vacuum(${Math.floor(pages)})`);
+    this.db.exec('PRAGMA busy_timeout = 0');
+    try {
+      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch {
+      // busy: another process writes right now
+    } finally {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  /** The stored totals the bounds are checked against. */
+  totals(): { jobs: number; bytes: number } {
+    const row = this.statement('SELECT jobs, bytes FROM job_totals WHERE id = 1').get();
+    return { jobs: row?.jobs as number, bytes: row?.bytes as number };
+  }
+
+  private end(
+    id: string,
+    from: 'queued' | 'running',
+    leaseOwner: string | undefined,
+    ending: RunEnding,
+    now: number,
+  ): { task: string; createdAt: number } | undefined {
+    const at = iso(now) as string;
+    const lease = leaseOwner === undefined ? '' : 'AND lease_owner = ?';
+    const leaseParams = leaseOwner === undefined ? [] : [leaseOwner];
+    if (ending.status === 'retry') {
+      const row = this.statement(
+        `UPDATE jobs SET status = 'queued', lease_owner = NULL, lease_until = NULL, error = ?,
+             run_after = ? + ? * (1 << max(0, min(attempts - 1, 20))), last_event = last_event + 1
+           WHERE id = ? AND status = ? ${lease}
+           RETURNING task, created_at, attempts, last_event`,
+      ).get(JSON.stringify(ending.error), now, this.options.backoffMs, id, from, ...leaseParams);
+      if (row === undefined) return undefined;
+      this.addEvent(id, row.last_event as number, {
+        type: 'status',
+        status: 'queued',
+        attempt: row.attempts as number,
+        message: ending.error.code,
+        at,
+      });
+      return { task: row.task as string, createdAt: row.created_at as number };
+    }
+    const result = ending.status === 'succeeded' ? JSON.stringify(ending.result) : null;
+    const error = ending.status === 'succeeded' ? null : JSON.stringify(ending.error);
+    const row = this.statement(
+      `UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
+           lease_owner = NULL, lease_until = NULL, body = NULL, cancel_requested = 0,
+           bytes = length(input) + ?, last_event = last_event + 1
+         WHERE id = ? AND status = ? ${lease}
+         RETURNING task, created_at, attempts, last_event`,
+    ).get(
+      ending.status,
+      result,
+      error,
+      now,
+      now + this.options.resultTtlSeconds * 1000,
+      (result?.length ?? 0) + (error?.length ?? 0),
+      id,
+      from,
+      ...leaseParams,
+    );
+    if (row === undefined) return undefined;
+    this.addEvent(id, row.last_event as number, {
+      type: 'status',
+      status: ending.status,
+      attempt: row.attempts as number,
+      at,
+    });
+    return { task: row.task as string, createdAt: row.created_at as number };
+  }
+
+  /**
+   * Keeps the store within its bounds: expired jobs go first, then the
+   * oldest finished ones; when queued and running jobs alone fill it, the
+   * submission is refused (JOB_QUEUE_FULL).
+   */
+  private makeRoom(bytes: number, now: number): void {
+    const { maxStored, maxStoredBytes } = this.options;
+    const fits = () => {
+      const totals = this.totals();
+      return totals.jobs < maxStored && totals.bytes + bytes <= maxStoredBytes;
+    };
+    if (fits()) return;
+    this.purgeExpired(EVICT_BATCH, now);
+    if (fits()) return;
+    // 1 % of the bound at once, so that a full store does this once per many submissions.
+    this.statement(
+      `DELETE FROM jobs WHERE id IN (
+           SELECT id FROM jobs WHERE finished_at IS NOT NULL ORDER BY finished_at LIMIT ?)`,
+    ).run(Math.max(EVICT_BATCH, Math.ceil(maxStored / 100)));
+    if (fits()) return;
+    if (bytes > maxStoredBytes) throw Errors.payloadTooLarge(maxStoredBytes);
+    throw Errors.jobQueueFull(maxStored);
+  }
+
+  private statement(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private addEvent(id: string, seq: number, event: Omit<JobEvent, 'id'>): void {
+    this.statement('INSERT INTO job_events (job_id, seq, data) VALUES (?, ?, ?)').run(
+      id,
+      seq,
+      JSON.stringify(event),
+    );
+  }
+
+  private row(sql: string, ...params: SQLInputValue[]): JobRow | undefined {
+    return this.statement(sql).get(...params) as JobRow | undefined;
+  }
+
+  private rows(sql: string, ...params: SQLInputValue[]): JobRow[] {
+    return this.statement(sql).all(...params) as unknown as JobRow[];
+  }
+
+  /** One write transaction, taken at once (`IMMEDIATE`): no upgrade from a read lock to deadlock on. */
+  private transaction<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}
+
+const expired = (row: JobRow, now: number) => row.expires_at !== null && row.expires_at <= now;
+const cancelled = (): JobError => ({
+  code: ErrorCode.TASK_CANCELLED,
+  detail: 'The job was cancelled',
+});
+const crash = (): JobError => ({
+  code: ErrorCode.WORKER_CRASHED,
+  detail: 'The process running the job stopped (its lease expired) and no attempts are left',
+});
+
+function toView(row: JobRow): JobView {
+  return {
+    id: row.id,
+    task: row.task,
+    owner: row.owner,
+    status: row.status,
+    attempts: row.attempts,
+    createdAt: iso(row.created_at) as string,
+    startedAt: iso(row.started_at ?? undefined),
+    finishedAt: iso(row.finished_at ?? undefined),
+    ...(row.progress === null ? {} : { progress: JSON.parse(row.progress) as JobView['progress'] }),
+    ...(row.result === null ? {} : { result: JSON.parse(row.result) as JobResult }),
+    ...(row.error === null || row.status === 'queued' || row.status === 'running'
+      ? {}
+      : { error: JSON.parse(row.error) as JobError }),
+    links: { self: jobLink(row.id) },
+  };
+}

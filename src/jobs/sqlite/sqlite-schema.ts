@@ -1,0 +1,100 @@
+import type { DatabaseSync } from 'node:sqlite';
+
+/**
+ * How long a statement waits for another process's write lock before it
+ * fails. Writes are single short transactions (µs to a few ms), so a wait
+ * this long means something is wrong; meanwhile the event loop waits too.
+ */
+export const BUSY_TIMEOUT_MS = 2000;
+
+/** The WAL file is cut back to this size after a checkpoint, so it cannot grow without bound. */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Opens the shared file the way every process must: WAL (readers never block
+ * the writer), `synchronous=NORMAL` (durable across a process crash, which is
+ * what takeovers need; a power loss may lose the last transactions), and
+ * incremental auto-vacuum so the purge can give freed pages back to the disk.
+ * Creating the tables is idempotent: every process runs it at start.
+ */
+export function prepareDatabase(db: DatabaseSync): void {
+  // Only takes effect on a new file (before the first table), which is when it matters.
+  db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+  // Checkpoints run on a thread of their own (`wal-checkpointer.ts`), never inside a request's commit.
+  db.exec('PRAGMA wal_autocheckpoint = 0');
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(SCHEMA);
+    db.exec('COMMIT');
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  task TEXT NOT NULL,
+  input TEXT NOT NULL,
+  body BLOB,
+  encrypt INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  max_attempts INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  run_after INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  expires_at INTEGER,
+  lease_owner TEXT,
+  lease_until INTEGER,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  progress TEXT,
+  result TEXT,
+  error TEXT,
+  idempotency_key TEXT,
+  fingerprint TEXT,
+  bytes INTEGER NOT NULL,
+  last_event INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs (owner, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_claimable ON jobs (status, run_after);
+CREATE INDEX IF NOT EXISTS jobs_by_owner ON jobs (owner, created_at, id);
+CREATE INDEX IF NOT EXISTS jobs_by_time ON jobs (created_at, id);
+CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (expires_at) WHERE expires_at IS NOT NULL;
+-- Which finished jobs make room first, without sorting the table at each submission.
+CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS jobs_leases ON jobs (lease_owner) WHERE lease_owner IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS job_events (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+
+-- Kept by triggers, so that a submission checks the bounds without counting rows.
+CREATE TABLE IF NOT EXISTS job_totals (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  jobs INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO job_totals (id, jobs, bytes) VALUES (1, 0, 0);
+
+CREATE TRIGGER IF NOT EXISTS jobs_inserted AFTER INSERT ON jobs BEGIN
+  UPDATE job_totals SET jobs = jobs + 1, bytes = bytes + new.bytes WHERE id = 1;
+END;
+CREATE TRIGGER IF NOT EXISTS jobs_deleted AFTER DELETE ON jobs BEGIN
+  UPDATE job_totals SET jobs = jobs - 1, bytes = bytes - old.bytes WHERE id = 1;
+  DELETE FROM job_events WHERE job_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS jobs_resized AFTER UPDATE OF bytes ON jobs BEGIN
+  UPDATE job_totals SET bytes = bytes - old.bytes + new.bytes WHERE id = 1;
+END;
+`;

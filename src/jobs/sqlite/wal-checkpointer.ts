@@ -1,0 +1,38 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Checkpoints the WAL on a thread of its own. SQLite's automatic checkpoint
+ * runs inside whichever commit crosses 1,000 WAL pages, and it syncs the
+ * file: on a busy disk that one commit held the event loop for tens of ms
+ * (bench/results/2026-12-01-jobs.md). Here the automatic checkpoint is off
+ * (`sqlite-schema.ts`) and this thread's own connection copies the WAL back
+ * every `intervalMs` (`PASSIVE`: it waits for no reader or writer), so no
+ * request ever pays for it.
+ */
+export class WalCheckpointer {
+  private readonly worker: Worker;
+
+  constructor(path: string, intervalMs: number) {
+    this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { path, intervalMs } });
+    // A checkpoint that cannot run is retried on the next interval; the thread never holds the process.
+    this.worker.on('error', () => undefined);
+    this.worker.unref();
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
+
+const THREAD_SOURCE = `
+const { DatabaseSync } = require('node:sqlite');
+const { workerData } = require('node:worker_threads');
+const db = new DatabaseSync(workerData.path, { timeout: 0 });
+setInterval(() => {
+  try {
+    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+  } catch {
+    // busy: the next interval
+  }
+}, workerData.intervalMs);
+`;

@@ -1,0 +1,60 @@
+import { once } from 'node:events';
+import { MessageChannel } from 'node:worker_threads';
+import {
+  portContext,
+  progressChannel,
+  PROGRESS_INTERVAL_MS,
+  type TaskProgress,
+} from './task-progress';
+
+describe(portContext.name, () => {
+  it('sends at most one report per interval, keeps the latest, and flushes it before the end marker', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const received: unknown[] = [];
+    port1.on('message', (message) => received.push(message));
+    let clock = 1000;
+    const { context, end } = portContext(port2, () => clock);
+    context.progress(0.1, 'first');
+    context.progress(0.2, 'dropped: a newer report replaces it');
+    context.progress(0.3, 'latest');
+    clock += PROGRESS_INTERVAL_MS;
+    context.progress(Number.NaN);
+    context.progress(7, 'x'.repeat(500));
+    end();
+    context.progress(0.9, 'after the end: never sent');
+    await once(port1, 'close');
+    expect(received).toEqual([
+      { kind: 'progress', progress: { fraction: 0.1, message: 'first' } },
+      { kind: 'progress', progress: { fraction: 1, message: 'x'.repeat(200) } },
+      { kind: 'end' },
+    ]);
+  });
+
+  it('flushes a pending report at the end', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const received: unknown[] = [];
+    port1.on('message', (message) => received.push(message));
+    const { context, end } = portContext(port2, () => 0);
+    context.progress(0.5);
+    context.progress(0.75, 'pending');
+    end();
+    await once(port1, 'close');
+    expect(received.at(-2)).toEqual({
+      kind: 'progress',
+      progress: { fraction: 0.75, message: 'pending' },
+    });
+  });
+});
+
+describe(progressChannel.name, () => {
+  it('delivers reports until the end marker, and none after close', async () => {
+    const reports: TaskProgress[] = [];
+    const channel = progressChannel((progress) => reports.push(progress));
+    channel.port.postMessage({ kind: 'progress', progress: { fraction: 0.5 } });
+    channel.port.postMessage({ kind: 'end' });
+    channel.port.postMessage({ kind: 'progress', progress: { fraction: 0.9 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reports).toEqual([{ fraction: 0.5 }]);
+    channel.close();
+  });
+});
