@@ -1,6 +1,7 @@
 import { validateInput } from '../common/validation';
 import { computeInput, computeTask } from './compute.task';
 import * as shared from '../../test/support/task-input';
+import { liveContext } from '../../test/support/task-context';
 
 const maxIterations = computeTask.limits.maxIterations as number;
 const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
@@ -13,13 +14,21 @@ describe(`${computeTask.name} task`, () => {
       let expected = 0;
       for (let i = 0; i < 1000; i++) expected += Math.sqrt(i) * Math.sin(i);
 
-      const output = await computeTask.run({ iterations: 1000, payloadSize: 0 }, undefined);
+      const output = await computeTask.run(
+        { iterations: 1000, payloadSize: 0 },
+        undefined,
+        liveContext(),
+      );
 
       expect(output.computedValue).toBe(expected);
     });
 
     it('reports the length of the processed payload array', async () => {
-      const output = await computeTask.run({ iterations: 0, payloadSize: 12_345 }, undefined);
+      const output = await computeTask.run(
+        { iterations: 0, payloadSize: 12_345 },
+        undefined,
+        liveContext(),
+      );
 
       expect(output).toEqual({ computedValue: 0, processedPayloadLength: 12_345 });
     });

@@ -5,12 +5,13 @@ import {
   type MatrixMultiplyInput,
 } from './matrix-multiply.task';
 import { fieldErrors } from '../../test/support/task-input';
+import { liveContext } from '../../test/support/task-context';
 
 const maxDimension = matrixMultiplyTask.limits.maxDimension as number;
 const maxProductEntries = matrixMultiplyTask.limits.maxProductEntries as number;
 
 function multiply(plain: Partial<MatrixMultiplyInput>) {
-  return matrixMultiplyTask.run({ seed: 1, ...plain }, undefined);
+  return matrixMultiplyTask.run({ seed: 1, ...plain }, undefined, liveContext());
 }
 
 const errorsOf = (plain: object) => fieldErrors(matrixMultiplyInput, plain);

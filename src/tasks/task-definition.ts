@@ -1,4 +1,5 @@
 import type { InputSchema } from './input-schema';
+import type { TaskContext } from './task-context';
 
 /**
  * The one description of a task, shared by both sides of the pool:
@@ -35,8 +36,11 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
    * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
    * `body` is the raw request body for binary tasks, otherwise undefined.
    * Return a Uint8Array from a task whose `binary.output` is `'bytes'`.
+   * A task that runs for more than a few milliseconds calls
+   * `context.throwIfCancelled()` now and then (or passes `context.signal` on),
+   * so a cancelled task ends on its own and its thread is kept.
    */
-  run(input: Input, body: Uint8Array | undefined): Output | Promise<Output>;
+  run(input: Input, body: Uint8Array | undefined, context: TaskContext): Output | Promise<Output>;
 }
 
 export interface BinaryTaskOptions {

@@ -4,11 +4,11 @@ import { piscinaOptions } from './piscina-options';
 const balancer = () => null;
 
 describe(piscinaOptions.name, () => {
-  it('keeps a fixed number of threads, one task each, never idling them out', () => {
+  it('keeps a fixed number of threads (one more while one is replaced), one task each, never idling them out', () => {
     const options = piscinaOptions(testConfig({ POOL_THREADS: '3' }).pool, balancer);
     expect(options).toMatchObject({
       minThreads: 3,
-      maxThreads: 3,
+      maxThreads: 4,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
       loadBalancer: balancer,

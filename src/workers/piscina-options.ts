@@ -25,7 +25,8 @@ export function piscinaOptions(
     filename: resolve(__dirname, `thread-entry${extension}`),
     execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
     minThreads: threads,
-    maxThreads: threads,
+    // One above the size: a recycled thread's replacement starts before it retires (thread-recycler).
+    maxThreads: threads + 1,
     // Threads are started warm and kept: an idle timeout would make the next burst pay for startup.
     idleTimeout: Infinity,
     // Tasks queue in the dispatcher; Piscina's queue only holds the few that

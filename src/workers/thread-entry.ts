@@ -2,12 +2,14 @@
  * The module every worker thread loads (Piscina's `filename`). It imports the
  * task registry and nothing from Nest, so a thread is ready in milliseconds.
  */
-import { isMainThread, workerData } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from '../tasks/task-registry';
 import { createTaskRunner } from './task-runner';
 import { lowerThreadPriority } from './thread-priority';
+import type { ThreadStarted } from './thread-started';
 import { ownsWholeBuffer } from './transfer';
 
 export interface ThreadData {
@@ -23,6 +25,9 @@ const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // this code at the lowest priority, behind every busy event loop. On 2 busy cores that
 // took ~10 s instead of ~0.3 s, with the pool a thread short all along.
 lowerThreadPriority(data?.niceIncrement ?? 0);
+// Milliseconds since this thread started: Piscina passes the message on as a pool 'message' event.
+const started: ThreadStarted = { threadStartMs: performance.now() };
+parentPort?.postMessage(started);
 
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
   const response = await runTask(request);
@@ -32,6 +37,13 @@ export default async function runInThread(request: TaskRequest): Promise<unknown
   }
   return response;
 }
+
+/**
+ * A replacement's first task when a thread is recycled: the same no-op as the
+ * warm-up, under its own export name so the pool's balancer gives it only to
+ * a thread that has just come up (`thread-recycler.ts`).
+ */
+export const spare = runInThread;
 
 /** Piscina's Transferable protocol: send `response`, transferring `buffer` with it. */
 function transferring(response: TaskResponse, buffer: ArrayBufferLike): MovableInput {

@@ -1,0 +1,36 @@
+/**
+ * What a running task gets besides its input: a way to notice that nobody
+ * wants its result any more (the client left, the deadline passed, the job
+ * was cancelled, the process is shutting down).
+ *
+ * A task that checks it stops on its own and its thread lives on; one that
+ * does not is terminated once `CANCEL_GRACE_MS` has passed, and its thread
+ * is replaced. Either way the client gets the same error code.
+ */
+export interface TaskContext {
+  /**
+   * Aborts when the task is cancelled, for asynchronous code (pass it to
+   * APIs that accept a signal, or listen to it). Synchronous code never
+   * sees it fire: poll `throwIfCancelled()` instead.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Throws a `TaskCancelledError` once the task is cancelled. Cheap (one
+   * atomic read of memory the main thread writes): call it every few
+   * milliseconds of work in a long loop.
+   */
+  throwIfCancelled(): void;
+}
+
+/**
+ * Thrown by `throwIfCancelled()` (and the `signal`'s reason). A task may let
+ * it through or throw it itself; the pool answers with the cancellation's
+ * own code (TASK_TIMEOUT, TASK_CANCELLED, SHUTTING_DOWN), never TASK_FAILED.
+ */
+export class TaskCancelledError extends Error {
+  override readonly name = 'TaskCancelledError';
+
+  constructor() {
+    super('the task was cancelled');
+  }
+}
