@@ -85,8 +85,11 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     maxBodyBytesByGzipAndDeflateLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
     maxBodyBytesByBrotliLevel: describeCaps(BROTLI_MAX_BODY_BYTES),
   },
-  run({ format, level }, body) {
+  run({ format, level }, body, context) {
     const data = body ?? new Uint8Array(0);
+    // One native call that cannot stop halfway (each level's body cap keeps it to ~5 s):
+    // checked before it starts, so a task cancelled on its way does not start it.
+    context.throwIfCancelled();
     const cap = MAX_BODY_BYTES[format][level];
     if (cap !== undefined && data.byteLength > cap) {
       throw new TaskInputError(

@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import type { TaskContext } from '../../src/tasks/task-context';
 import { createCancelFlag, FlagTaskContext, requestCancel } from '../../src/workers/cancel-flag';
 
@@ -13,9 +14,19 @@ export function cancelledContext(): TaskContext {
   return new FlagTaskContext(flag, 0);
 }
 
-/** A context cancelled `afterMs` from now, from a timer, as the main thread would. */
-export function contextCancelledAfter(afterMs: number): TaskContext {
+/**
+ * A context cancelled `afterMs` from now by another thread, as the main
+ * thread cancels a task that runs on a worker thread: a timer on this thread
+ * could not fire while a synchronous task holds it.
+ */
+export function contextCancelledByAnotherThread(afterMs: number): TaskContext {
   const flag = createCancelFlag();
-  setTimeout(() => requestCancel(flag), afterMs).unref();
+  const canceller = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.afterMs);
+     Atomics.store(workerData.flag, 0, 1); // slot CANCELLED of cancel-flag.ts`,
+    { eval: true, workerData: { flag, afterMs } },
+  );
+  canceller.unref();
   return new FlagTaskContext(flag, 0);
 }
