@@ -1,4 +1,4 @@
-import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
 import { inputSchema, integer, oneOf, type InputRule } from './input-schema';
@@ -46,6 +46,11 @@ const CONTENT_TYPES: Readonly<Record<CompressionFormat, string>> = {
   deflate: 'application/zlib',
   br: 'application/x-brotli',
 };
+
+let zlib: typeof Zlib | undefined;
+/** Loaded on first use, to keep it out of a thread's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadZlib = (): typeof Zlib => (zlib ??= require('node:zlib') as typeof Zlib);
 
 /** Query string of the `compress` task. */
 export interface CompressInput {
@@ -99,6 +104,7 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
         'level',
       );
     }
+    const { brotliCompressSync, constants, deflateSync, gzipSync } = loadZlib();
     const compressed =
       format === 'br'
         ? brotliCompressSync(data, {

@@ -1,5 +1,10 @@
-import { inflateSync } from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { TaskInputError } from './task-input-error';
+
+let zlib: typeof Zlib | undefined;
+/** Loaded on first use, to keep it out of a thread's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadZlib = (): typeof Zlib => (zlib ??= require('node:zlib') as typeof Zlib);
 
 const MIB = 1024 * 1024;
 /** Largest a stream may inflate to: a page's content or a font is rarely past a few MiB. */
@@ -63,7 +68,7 @@ function inflateLayers(data: Buffer, layers: number, documentLeft: number): numb
   for (let layer = 0; layer < layers; layer++) {
     const limit = Math.min(MAX_STREAM_INFLATED_BYTES, documentLeft);
     try {
-      current = inflateSync(current, { maxOutputLength: limit + 1 });
+      current = loadZlib().inflateSync(current, { maxOutputLength: limit + 1 });
     } catch (error) {
       if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit);
       // Damaged data: pdf.js decides what it makes of it.

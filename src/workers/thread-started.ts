@@ -1,7 +1,7 @@
 /**
  * What a thread posts once it has loaded its task code: how long that took
- * from the thread's own start (its `performance.timeOrigin`), for the
- * thread start duration metric.
+ * from its spawn (`ThreadData.spawnedAt`), for the thread start duration
+ * metric.
  */
 export interface ThreadStarted {
   readonly threadStartMs: number;
