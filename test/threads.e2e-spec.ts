@@ -95,9 +95,9 @@ describe('threads, over HTTP', () => {
       ]),
     );
     const [first, second, ...valid] = result;
-    expect(first!.status).toBe(422);
-    expect(await codeOf(first!)).toBe('INVALID_DOCUMENT');
-    expect(second!.status).toBe(422);
+    expect(first.status).toBe(422);
+    expect(await codeOf(first)).toBe('INVALID_DOCUMENT');
+    expect(second.status).toBe(422);
     expect(valid.map((response) => response.status)).toEqual(Array(8).fill(200));
     // Two threads at the budget at most, plus the process itself: far below the 2 GiB each bomb holds.
     expect(peakMiB).toBeLessThan(2 * MEMORY_BUDGET_MB + 512);
@@ -110,8 +110,8 @@ describe('threads, over HTTP', () => {
         post('/api/tasks/sleep', '{"ms": 50}', 'application/json'),
       ),
     ]);
-    expect(hog!.status).toBe(500);
-    expect(await codeOf(hog!)).toBe('WORKER_OUT_OF_MEMORY');
+    expect(hog.status).toBe(500);
+    expect(await codeOf(hog)).toBe('WORKER_OUT_OF_MEMORY');
     expect(valid.map((response) => response.status)).toEqual(Array(6).fill(200));
     expect(service.rssMiB()).toBeLessThan(2 * MEMORY_BUDGET_MB + 512);
     expect(
