@@ -1,5 +1,5 @@
 import { Cancellation, onCancel } from './cancellation';
-import { createCancelFlag, requestCancel, runningOn, type CancelFlag } from './cancel-flag';
+import { CancelFlagPool, requestCancel, runningOn, type CancelFlag } from './cancel-flag';
 import type { AbortReason } from './task-failure';
 
 /**
@@ -10,8 +10,11 @@ import type { AbortReason } from './task-failure';
  * aborted, which Piscina answers by terminating the thread. A task over its
  * memory budget is terminated at once: its memory may be growing fast.
  */
+/** The flags of every task of this thread (the main thread: one pool per process). */
+const flags = new CancelFlagPool();
+
 export class TaskStop {
-  readonly flag: CancelFlag = createCancelFlag();
+  readonly flag: CancelFlag = flags.acquire();
   /** Piscina's signal for the task: aborting it terminates the thread that runs it. */
   readonly termination = new Cancellation();
   private graceTimer: NodeJS.Timeout | undefined;
@@ -29,10 +32,11 @@ export class TaskStop {
     return runningOn(this.flag);
   }
 
-  /** The task ended (answered or rejected): nothing more to stop. */
+  /** The task ended (answered or rejected): nothing more to stop; its flag serves another task. */
   dispose(): void {
     clearTimeout(this.graceTimer);
     this.stopFollowing();
+    flags.release(this.flag);
   }
 
   private stop(): void {
