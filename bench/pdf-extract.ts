@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import { pdfExtractTask } from '../src/tasks/pdf-extract.task';
 import { invoicePdf } from '../test/support/pdf-fixtures';
-import { silentContext } from '../src/tasks/task-context';
+import { liveContext } from '../test/support/task-context';
 
 const RUNS = Number(process.env.RUNS ?? 200);
 
@@ -21,11 +21,11 @@ async function main(): Promise<void> {
     );
     const pdf = await invoicePdf(lines);
     const first = performance.now();
-    await pdfExtractTask.run({ maxPages: 2000 }, new Uint8Array(pdf), silentContext());
+    await pdfExtractTask.run({ maxPages: 2000 }, new Uint8Array(pdf), liveContext());
     const firstMs = performance.now() - first;
     const start = performance.now();
     for (let i = 0; i < RUNS; i++)
-      await pdfExtractTask.run({ maxPages: 2000 }, new Uint8Array(pdf), silentContext());
+      await pdfExtractTask.run({ maxPages: 2000 }, new Uint8Array(pdf), liveContext());
     const meanMs = (performance.now() - start) / RUNS;
     console.log(
       `${pages} page(s), ${pdf.byteLength} bytes: first call ${firstMs.toFixed(0)} ms, ` +

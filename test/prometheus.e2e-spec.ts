@@ -158,7 +158,7 @@ describe('Metrics against a real Prometheus', () => {
 
   it('passes promtool check rules and promtool test rules', () => {
     const check = promtool(['check', 'rules', RULES]);
-    expect(check.output).toContain('SUCCESS: 7 rules found');
+    expect(check.output).toContain('SUCCESS: 8 rules found');
     expect(check.status).toBe(0);
     const test = promtool(['test', 'rules', RULES_TEST]);
     expect(test.output).toContain('SUCCESS');

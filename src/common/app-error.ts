@@ -129,6 +129,13 @@ export const Errors = {
       `The task exhausted its thread's heap${limitMb === undefined ? '' : ` of ${limitMb} MB`}; the thread was replaced`,
       limitMb === undefined ? {} : { limit: limitMb },
     ),
+  /** The thread's heap and buffers passed `WORKER_MAX_MEMORY_MB` while the task ran. */
+  workerOverMemoryBudget: (limitMb: number) =>
+    new AppError(
+      ErrorCode.WORKER_OUT_OF_MEMORY,
+      `The task passed its thread's memory budget of ${limitMb} MB (heap and buffers); the thread was replaced`,
+      { limit: limitMb },
+    ),
   metricsUnavailable: (detail: string) => new AppError(ErrorCode.METRICS_UNAVAILABLE, detail),
   /** The uploaded document is not what its content type claims, or is damaged. */
   invalidDocument: (detail: string) => new AppError(ErrorCode.INVALID_DOCUMENT, detail),

@@ -37,8 +37,14 @@ export abstract class AppConfig {
     readonly maxQueue: number;
     readonly taskTimeoutMs: number;
     readonly maxOldGenerationMb: number | undefined;
-    /** Recycle a thread after this many tasks; 0 never does. */
+    /** Recycle a thread after about this many tasks; 0 never does. */
     readonly maxTasksPerThread: number;
+    /** Recycle a thread whose heap in use after a task exceeds this (MB); 0 never does. */
+    readonly recycleHeapMb: number;
+    /** Heap and external memory a thread may use while it runs a task (MB); 0: not watched. */
+    readonly maxMemoryMb: number;
+    /** Time a cancelled task has to return before its thread is terminated (ms). */
+    readonly cancelGraceMs: number;
     /** Added to the threads' nice value, so the event loop wins the CPU. */
     readonly niceIncrement: number;
     /** Extra task modules (absolute paths) loaded next to the built-in tasks. */

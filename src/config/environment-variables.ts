@@ -126,11 +126,34 @@ export class EnvironmentVariables {
   @IsInt()
   WORKER_MAX_OLD_GENERATION_MB?: number;
 
-  /** Recycle a thread after this many tasks; `0` never does. */
+  /** Recycle a thread after about this many tasks (each thread draws its share within ±20 %, so threads do not all recycle at once); its replacement is started first and the old thread retires only once the new one has loaded its code. `0` never does. */
   @Type(() => Number)
   @Min(0)
   @IsInt()
   WORKER_MAX_TASKS = 0;
+
+  /** Recycle a thread, as for `WORKER_MAX_TASKS`, when its V8 heap in use after a task exceeds this many MB: slow growth is shed before the heap cap fails a task. `auto`: 75 % of `WORKER_MAX_OLD_GENERATION_MB`, or of `WORKER_MAX_MEMORY_MB` when that is unset; `0` never. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('WORKER_RECYCLE_HEAP_MB'))
+  @Min(0)
+  @Max(65_536)
+  @IsInt({ message: 'WORKER_RECYCLE_HEAP_MB must be `auto` or a whole number' })
+  WORKER_RECYCLE_HEAP_MB: number | 'auto' = 'auto';
+
+  /** Memory one thread may use while it runs a task, V8 heap and external memory (buffers, typed arrays) together, sampled every 50 ms; a task over it is stopped with 500 `WORKER_OUT_OF_MEMORY` and its thread replaced. `auto`: 75 % of the machine's memory (its cgroup limit when there is one) shared by every thread of every process; `0`: not watched. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('WORKER_MAX_MEMORY_MB'))
+  @Min(0)
+  @Max(1_048_576)
+  @IsInt({ message: 'WORKER_MAX_MEMORY_MB must be `auto` or a whole number' })
+  WORKER_MAX_MEMORY_MB: number | 'auto' = 'auto';
+
+  /** How long a cancelled task (deadline, client gone, job cancelled, shutdown) has to notice and return before its thread is terminated. `0`: terminate at once. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  CANCEL_GRACE_MS = 300;
 
   /** Added to the threads' nice value once their code is loaded, so the event loop wins the CPU. Linux only; elsewhere ignored with a warning. */
   @Type(() => Number)

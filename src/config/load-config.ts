@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
@@ -31,13 +31,25 @@ export interface MachineFacts {
   readonly cores: number;
   readonly stdoutIsTty: boolean;
   readonly cwd: string;
+  /** Memory this process may use: its cgroup limit when there is one, else the machine's. */
+  readonly memoryBytes?: number;
 }
+
+/** `process.constrainedMemory()` is 0 (or 2^64) when nothing constrains the process. */
+const usableMemory = (): number =>
+  Math.min(totalmem(), process.constrainedMemory() || Number.POSITIVE_INFINITY);
 
 const currentMachine = (): MachineFacts => ({
   cores: availableParallelism(),
   stdoutIsTty: process.stdout.isTTY === true,
   cwd: process.cwd(),
+  memoryBytes: usableMemory(),
 });
+
+/** Share of the usable memory the threads' budgets add up to (`WORKER_MAX_MEMORY_MB=auto`). */
+export const AUTO_THREAD_MEMORY_SHARE = 0.75;
+/** Share of the heap cap past which a thread is recycled (`WORKER_RECYCLE_HEAP_MB=auto`). */
+export const AUTO_RECYCLE_HEAP_SHARE = 0.75;
 
 /**
  * Parses and validates the environment once. Every offending variable is
@@ -97,6 +109,22 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
     vars.POOL_THREADS === 'auto'
       ? Math.max(1, Math.floor(machine.cores / clusterWorkers))
       : vars.POOL_THREADS;
+  const maxMemoryMb =
+    vars.WORKER_MAX_MEMORY_MB === 'auto'
+      ? Math.max(
+          64,
+          Math.floor(
+            ((machine.memoryBytes ?? usableMemory()) * AUTO_THREAD_MEMORY_SHARE) /
+              (1024 * 1024) /
+              (clusterWorkers * Math.max(1, threads)),
+          ),
+        )
+      : vars.WORKER_MAX_MEMORY_MB;
+  const heapCapMb = vars.WORKER_MAX_OLD_GENERATION_MB ?? maxMemoryMb;
+  const recycleHeapMb =
+    vars.WORKER_RECYCLE_HEAP_MB === 'auto'
+      ? Math.floor(heapCapMb * AUTO_RECYCLE_HEAP_SHARE)
+      : vars.WORKER_RECYCLE_HEAP_MB;
   const maxQueue =
     vars.POOL_MAX_QUEUE === 'auto'
       ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
@@ -126,6 +154,9 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       taskTimeoutMs: vars.TASK_TIMEOUT_MS,
       maxOldGenerationMb: vars.WORKER_MAX_OLD_GENERATION_MB,
       maxTasksPerThread: vars.WORKER_MAX_TASKS,
+      recycleHeapMb,
+      maxMemoryMb,
+      cancelGraceMs: vars.CANCEL_GRACE_MS,
       niceIncrement: vars.WORKER_NICE_INCREMENT,
       taskModules: (vars.TASK_MODULES ?? '')
         .split(',')

@@ -1,9 +1,9 @@
-import { silentContext } from './task-context';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { validateInput } from '../common/validation';
 import { TaskInputError } from './task-input-error';
 import { compressInput, compressTask, type CompressInput } from './compress.task';
 import * as shared from '../../test/support/task-input';
+import { liveContext } from '../../test/support/task-context';
 
 const text = new TextEncoder().encode('corepool compresses this sentence. '.repeat(200));
 
@@ -11,7 +11,7 @@ async function compress(
   plain: Partial<CompressInput>,
   body: Uint8Array | undefined,
 ): Promise<Uint8Array> {
-  return compressTask.run({ format: 'gzip', level: 6, ...plain }, body, silentContext());
+  return compressTask.run({ format: 'gzip', level: 6, ...plain }, body, liveContext());
 }
 
 async function failure(plain: Partial<CompressInput>, body: Uint8Array): Promise<unknown> {

@@ -1,4 +1,4 @@
-import { brotliCompressSync, constants, deflateSync, gzipSync } from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
 import { inputSchema, integer, oneOf, type InputRule } from './input-schema';
@@ -47,6 +47,11 @@ const CONTENT_TYPES: Readonly<Record<CompressionFormat, string>> = {
   br: 'application/x-brotli',
 };
 
+let zlib: typeof Zlib | undefined;
+/** Loaded on first use, to keep it out of a thread's start. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loadZlib = (): typeof Zlib => (zlib ??= require('node:zlib') as typeof Zlib);
+
 /** Query string of the `compress` task. */
 export interface CompressInput {
   format: CompressionFormat;
@@ -85,8 +90,11 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     maxBodyBytesByGzipAndDeflateLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
     maxBodyBytesByBrotliLevel: describeCaps(BROTLI_MAX_BODY_BYTES),
   },
-  run({ format, level }, body) {
+  run({ format, level }, body, context) {
     const data = body ?? new Uint8Array(0);
+    // One native call that cannot stop halfway (each level's body cap keeps it to ~5 s):
+    // checked before it starts, so a task cancelled on its way does not start it.
+    context.throwIfCancelled();
     const cap = MAX_BODY_BYTES[format][level];
     if (cap !== undefined && data.byteLength > cap) {
       throw new TaskInputError(
@@ -96,6 +104,7 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
         'level',
       );
     }
+    const { brotliCompressSync, constants, deflateSync, gzipSync } = loadZlib();
     const compressed =
       format === 'br'
         ? brotliCompressSync(data, {

@@ -1,7 +1,7 @@
-import { silentContext } from './task-context';
 import { validateInput } from '../common/validation';
 import { computeInput, computeTask } from './compute.task';
 import * as shared from '../../test/support/task-input';
+import { liveContext, reportingContext } from '../../test/support/task-context';
 
 const maxIterations = computeTask.limits.maxIterations as number;
 const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
@@ -17,7 +17,7 @@ describe(`${computeTask.name} task`, () => {
       const output = await computeTask.run(
         { iterations: 1000, payloadSize: 0 },
         undefined,
-        silentContext(),
+        liveContext(),
       );
 
       expect(output.computedValue).toBe(expected);
@@ -27,7 +27,7 @@ describe(`${computeTask.name} task`, () => {
       const output = await computeTask.run(
         { iterations: 0, payloadSize: 12_345 },
         undefined,
-        silentContext(),
+        liveContext(),
       );
 
       expect(output).toEqual({ computedValue: 0, processedPayloadLength: 12_345 });
@@ -35,9 +35,11 @@ describe(`${computeTask.name} task`, () => {
 
     it('reports its progress, rising to 1', async () => {
       const reports: number[] = [];
-      await computeTask.run({ iterations: 3_000_000, payloadSize: 10 }, undefined, {
-        progress: (fraction) => reports.push(fraction),
-      });
+      await computeTask.run(
+        { iterations: 3_000_000, payloadSize: 10 },
+        undefined,
+        reportingContext((fraction) => reports.push(fraction)),
+      );
       expect(reports.length).toBeGreaterThan(2);
       expect([...reports].sort((a, b) => a - b)).toEqual(reports);
       expect(reports.at(-1)).toBe(1);

@@ -1,3 +1,4 @@
+import type { TaskContext } from './task-context';
 import { defineTask } from './task-definition';
 import { inputSchema, integer } from './input-schema';
 
@@ -33,14 +34,17 @@ export interface FactorialOutput {
 // Product of the integers low..high. Splitting the range in halves multiplies numbers of
 // similar size, which lets V8's sub-quadratic BigInt multiplication pay off; a naive
 // left-to-right loop multiplies a huge number by a small one n times (quadratic overall).
-function productOfRange(low: number, high: number): bigint {
+// Cancellation is checked at every leaf: the products above the leaves grow long, but each one
+// is a single multiplication that cannot be interrupted anyway.
+function productOfRange(low: number, high: number, context: TaskContext): bigint {
   if (high - low < LEAF_SIZE) {
+    context.throwIfCancelled();
     let product = 1n;
     for (let i = low; i <= high; i++) product *= BigInt(i);
     return product;
   }
   const middle = Math.floor((low + high) / 2);
-  return productOfRange(low, middle) * productOfRange(middle + 1, high);
+  return productOfRange(low, middle, context) * productOfRange(middle + 1, high, context);
 }
 
 /** Computes `n!` exactly with BigInt and returns its digit count and leading digits. */
@@ -52,8 +56,11 @@ export const factorialTask = defineTask<FactorialInput, FactorialOutput>({
   // Big-integer products grow with the digits: about quadratic in n.
   size: ({ n }) => n * n,
   limits: { maxN: MAX_N, maxDigits: MAX_DIGITS },
-  run({ n }) {
-    const decimal = (n < 2 ? 1n : productOfRange(2, n)).toString();
+  run({ n }, _body, context) {
+    const product = n < 2 ? 1n : productOfRange(2, n, context);
+    // Converting to decimal is one long call of its own (seconds for the largest n).
+    context.throwIfCancelled();
+    const decimal = product.toString();
     const truncated = decimal.length > MAX_DIGITS;
     return {
       n,

@@ -1,12 +1,12 @@
-import { silentContext } from './task-context';
 import { validateInput } from '../common/validation';
 import { hashInput, hashTask, type HashInput } from './hash.task';
 import * as shared from '../../test/support/task-input';
+import { liveContext } from '../../test/support/task-context';
 
 const abc = new TextEncoder().encode('abc');
 
 function hashOf(algorithm: HashInput['algorithm'], body: Uint8Array | undefined) {
-  return hashTask.run({ algorithm }, body, silentContext());
+  return hashTask.run({ algorithm }, body, liveContext());
 }
 
 const invalidProperties = (plain: object) => shared.invalidProperties(hashInput, plain, 'query');

@@ -1,7 +1,7 @@
-import { silentContext } from './task-context';
 import { invalidProperties } from '../../test/support/task-input';
 import { TaskInputError } from './task-input-error';
 import { jsonStatsInput, jsonStatsTask } from './json-stats.task';
+import { liveContext } from '../../test/support/task-context';
 
 const maxFields = jsonStatsTask.limits.maxFields as number;
 const maxDepth = jsonStatsTask.limits.maxDepth as number;
@@ -9,12 +9,12 @@ const maxContainers = jsonStatsTask.limits.maxObjectsAndArrays as number;
 const maxDistinct = jsonStatsTask.limits.maxDistinctStringsAndKeyOrders as number;
 
 function statsOf(json: string) {
-  return jsonStatsTask.run({}, bytes(json), silentContext());
+  return jsonStatsTask.run({}, bytes(json), liveContext());
 }
 
 async function failure(body: Uint8Array | undefined): Promise<unknown> {
   try {
-    await jsonStatsTask.run({}, body, silentContext());
+    await jsonStatsTask.run({}, body, liveContext());
   } catch (error) {
     return error;
   }

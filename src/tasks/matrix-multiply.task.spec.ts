@@ -1,4 +1,3 @@
-import { silentContext } from './task-context';
 import { validateInput } from '../common/validation';
 import {
   matrixMultiplyInput,
@@ -6,12 +5,13 @@ import {
   type MatrixMultiplyInput,
 } from './matrix-multiply.task';
 import { fieldErrors } from '../../test/support/task-input';
+import { liveContext } from '../../test/support/task-context';
 
 const maxDimension = matrixMultiplyTask.limits.maxDimension as number;
 const maxProductEntries = matrixMultiplyTask.limits.maxProductEntries as number;
 
 function multiply(plain: Partial<MatrixMultiplyInput>) {
-  return matrixMultiplyTask.run({ seed: 1, ...plain }, undefined, silentContext());
+  return matrixMultiplyTask.run({ seed: 1, ...plain }, undefined, liveContext());
 }
 
 const errorsOf = (plain: object) => fieldErrors(matrixMultiplyInput, plain);

@@ -1,3 +1,4 @@
+import type { TaskContext } from './task-context';
 import { defineTask } from './task-definition';
 import { checkedBy, inputSchema, integer, oneOf, type InputRule } from './input-schema';
 
@@ -90,12 +91,12 @@ export const matrixMultiplyTask = defineTask<MatrixMultiplyInput, MatrixMultiply
       ? input.size ** 3
       : (input.a?.length ?? 0) * (input.b?.length ?? 0) * (input.b?.[0]?.length ?? 0),
   limits: { maxDimension: MAX_DIMENSION, maxProductEntries: MAX_PRODUCT_ENTRIES },
-  run(input) {
+  run(input, _body, context) {
     const { a, b, rows, inner, cols } =
       input.size === undefined
         ? fromGiven(input.a ?? [], input.b ?? [])
         : generate(input.size, input.seed);
-    const product = multiply(a, b, rows, inner, cols);
+    const product = multiply(a, b, rows, inner, cols, context);
 
     let checksum = 0;
     for (const value of product) checksum += value;
@@ -127,9 +128,12 @@ function multiply(
   rows: number,
   inner: number,
   cols: number,
+  context: TaskContext,
 ): Float64Array {
   const product = new Float64Array(rows * cols);
   for (let i = 0; i < rows; i++) {
+    // Once per row of the product: at most 1,000 × 1,000 multiply-adds (~1 ms) between checks.
+    context.throwIfCancelled();
     const productRow = product.subarray(i * cols, (i + 1) * cols);
     for (let k = 0; k < inner; k++) {
       const aik = a[i * inner + k]!;

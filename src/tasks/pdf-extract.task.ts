@@ -1,4 +1,6 @@
+import { TaskCancelledError, type TaskContext } from './task-context';
 import { TaskInputError } from './task-input-error';
+import { checkInflatedSizes } from './pdf-inflate-guard';
 import { defineTask } from './task-definition';
 import { inputSchema, integer } from './input-schema';
 
@@ -84,6 +86,8 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
     if (!hasPdfHeader(bytes)) {
       throw new TaskInputError('body is not a PDF (no %PDF- header)', 'body', 'INVALID_DOCUMENT');
     }
+    checkInflatedSizes(bytes);
+    context.throwIfCancelled();
     const { getDocumentProxy, getMeta } = loadUnpdf();
     // pdf.js takes ownership of the bytes it is given: hand it a copy.
     const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }).catch(
@@ -92,53 +96,69 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
       },
     );
     try {
-      const meta = await getMeta(pdf, { parseDates: true });
-      const info = meta.info as Record<string, unknown>;
-      if (pdf.numPages > MAX_PAGES) {
-        throw new TaskInputError(
-          `the document has ${pdf.numPages} pages; at most ${MAX_PAGES} are accepted`,
-          'body',
-          'INVALID_DOCUMENT',
-        );
-      }
-      const text: string[] = [];
-      let chars = 0;
-      let truncated = false;
-      const pagesToRead = Math.min(pdf.numPages, maxPages);
-      for (let number = 1; number <= pagesToRead; number++) {
-        const page = await pdf.getPage(number);
-        const content = await page.getTextContent();
-        let pageText = content.items
-          .map((item) => (item.str ?? '') + (item.hasEOL === true ? '\n' : ''))
-          .join('');
-        if (chars + pageText.length > MAX_TEXT_CHARS) {
-          pageText = pageText.slice(0, MAX_TEXT_CHARS - chars);
-          truncated = true;
-        }
-        chars += pageText.length;
-        text.push(pageText);
-        page.cleanup();
-        context.progress(number / pagesToRead, `page ${number} of ${pagesToRead}`);
-        if (truncated) break;
-      }
-      return {
-        pages: pdf.numPages,
-        title: stringOrNull(info.Title),
-        author: stringOrNull(info.Author),
-        subject: stringOrNull(info.Subject),
-        creator: stringOrNull(info.Creator),
-        producer: stringOrNull(info.Producer),
-        creationDate: dateOrNull(info.CreationDate),
-        modificationDate: dateOrNull(info.ModDate),
-        pdfVersion: stringOrNull(info.PDFFormatVersion),
-        text,
-        truncated: truncated || pdf.numPages > maxPages,
-      };
+      return await extract(pdf, getMeta, maxPages, context);
+    } catch (error) {
+      // Whatever pdf.js throws while it reads the pages (a circular page tree, a broken
+      // object) is the document's fault, not the task's: 422, never 500.
+      if (error instanceof TaskInputError || error instanceof TaskCancelledError) throw error;
+      throw documentError(error);
     } finally {
       await pdf.loadingTask.destroy();
     }
   },
 });
+
+/** Metadata and the text of at most `maxPages` pages, checking for cancellation between pages. */
+async function extract(
+  pdf: PdfDocument,
+  getMeta: Unpdf['getMeta'],
+  maxPages: number,
+  context: TaskContext,
+): Promise<PdfExtractOutput> {
+  const meta = await getMeta(pdf, { parseDates: true });
+  const info = meta.info as Record<string, unknown>;
+  if (pdf.numPages > MAX_PAGES) {
+    throw new TaskInputError(
+      `the document has ${pdf.numPages} pages; at most ${MAX_PAGES} are accepted`,
+      'body',
+      'INVALID_DOCUMENT',
+    );
+  }
+  const text: string[] = [];
+  let chars = 0;
+  let truncated = false;
+  const pagesToRead = Math.min(pdf.numPages, maxPages);
+  for (let number = 1; number <= pagesToRead; number++) {
+    context.throwIfCancelled();
+    const page = await pdf.getPage(number);
+    const content = await page.getTextContent();
+    let pageText = content.items
+      .map((item) => (item.str ?? '') + (item.hasEOL === true ? '\n' : ''))
+      .join('');
+    if (chars + pageText.length > MAX_TEXT_CHARS) {
+      pageText = pageText.slice(0, MAX_TEXT_CHARS - chars);
+      truncated = true;
+    }
+    chars += pageText.length;
+    text.push(pageText);
+    page.cleanup();
+    context.progress(number / pagesToRead, `page ${number} of ${pagesToRead}`);
+    if (truncated) break;
+  }
+  return {
+    pages: pdf.numPages,
+    title: stringOrNull(info.Title),
+    author: stringOrNull(info.Author),
+    subject: stringOrNull(info.Subject),
+    creator: stringOrNull(info.Creator),
+    producer: stringOrNull(info.Producer),
+    creationDate: dateOrNull(info.CreationDate),
+    modificationDate: dateOrNull(info.ModDate),
+    pdfVersion: stringOrNull(info.PDFFormatVersion),
+    text,
+    truncated: truncated || pdf.numPages > maxPages,
+  };
+}
 
 /** The header may follow a little junk (readers accept it within the first 1 KiB). */
 function hasPdfHeader(bytes: Uint8Array): boolean {

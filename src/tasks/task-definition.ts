@@ -36,7 +36,11 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
    * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
    * `body` is the raw request body for binary tasks, otherwise undefined.
    * Return a Uint8Array from a task whose `binary.output` is `'bytes'`.
-   * `context` reports progress (shown on jobs; a no-op for synchronous requests).
+   * A task that runs for more than a few milliseconds calls
+   * `context.throwIfCancelled()` now and then (or passes `context.signal` on),
+   * so a cancelled task ends on its own and its thread is kept.
+   * `context.progress()` reports how far it is (shown on jobs; a no-op for
+   * synchronous requests).
    */
   run(input: Input, body: Uint8Array | undefined, context: TaskContext): Output | Promise<Output>;
 }

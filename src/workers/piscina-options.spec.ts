@@ -4,11 +4,11 @@ import { piscinaOptions } from './piscina-options';
 const balancer = () => null;
 
 describe(piscinaOptions.name, () => {
-  it('keeps a fixed number of threads, one task each, never idling them out', () => {
+  it('keeps a fixed number of threads (one more while one is replaced), one task each, never idling them out', () => {
     const options = piscinaOptions(testConfig({ POOL_THREADS: '3' }).pool, balancer);
     expect(options).toMatchObject({
       minThreads: 3,
-      maxThreads: 3,
+      maxThreads: 4,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
       loadBalancer: balancer,
@@ -39,11 +39,18 @@ describe(piscinaOptions.name, () => {
     expect(built.execArgv).toBeUndefined();
   });
 
-  it('hands the threads their task modules and nice increment', () => {
+  it('hands the threads their task modules, nice increment and spawn time', () => {
     const pool = { ...testConfig().pool, taskModules: ['/x/tasks.js'], niceIncrement: 5 };
-    expect(piscinaOptions(pool, balancer).workerData).toEqual({
+    const before = performance.timeOrigin + performance.now();
+    // A copy, as Node makes one for each thread it constructs (structured clone reads getters).
+    const copy = structuredClone(piscinaOptions(pool, balancer).workerData) as {
+      spawnedAt: number;
+    };
+    expect(copy).toEqual({
       taskModules: ['/x/tasks.js'],
       niceIncrement: 5,
+      spawnedAt: expect.any(Number) as number,
     });
+    expect(copy.spawnedAt).toBeGreaterThanOrEqual(before);
   });
 });

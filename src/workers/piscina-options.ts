@@ -2,6 +2,7 @@ import { extname, resolve } from 'node:path';
 import type { Piscina } from 'piscina';
 import type { AppConfig } from '../config/app-config';
 import type { ThreadData } from './thread-entry';
+import { preciseNow } from './task-runner';
 
 export type PiscinaOptions = NonNullable<ConstructorParameters<typeof Piscina>[0]>;
 type LoadBalancer = NonNullable<PiscinaOptions['loadBalancer']>;
@@ -20,12 +21,22 @@ export function piscinaOptions(
   const { threads, maxQueue, maxOldGenerationMb, niceIncrement, taskModules } = pool;
   const extension = extname(sourceFile);
   // The threads lower their own priority once their code is loaded (thread-entry).
-  const workerData: ThreadData = { taskModules, niceIncrement };
+  // Piscina hands the same workerData to every thread it spawns, and Node copies it (structured
+  // clone, which reads getters) as it constructs the thread: so `spawnedAt` is each thread's own
+  // spawn time, the start of its thread start duration.
+  const workerData: ThreadData = {
+    taskModules,
+    niceIncrement,
+    get spawnedAt() {
+      return preciseNow();
+    },
+  };
   return {
     filename: resolve(__dirname, `thread-entry${extension}`),
     execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
     minThreads: threads,
-    maxThreads: threads,
+    // One above the size: a recycled thread's replacement starts before it retires (thread-recycler).
+    maxThreads: threads + 1,
     // Threads are started warm and kept: an idle timeout would make the next burst pay for startup.
     idleTimeout: Infinity,
     // Tasks queue in the dispatcher; Piscina's queue only holds the few that

@@ -9,19 +9,21 @@ import {
 import { onCancel, type Cancellation } from './cancellation';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { createTaskRunner } from './task-runner';
+import type { TaskStop } from './task-stop';
 import { prepareTransfer } from './transfer';
 
 /**
- * Where an admitted task runs. Rejects with an AbortError when `signal`
- * aborts it (queued or running) and with the thread's error when the thread
- * dies; a task's own failure is an answer, never a rejection.
+ * Where an admitted task runs. Rejects with an AbortError when `stop` removes
+ * it from the queue or terminates its thread, and with the thread's error
+ * when the thread dies; a task's own failure, or its cooperative stop, is an
+ * answer, never a rejection.
  */
 export interface TaskDispatch {
   /**
    * Also rejects with an AppError (POOL_SATURATED) when the scheduler does
    * not admit the task, or sheds it while it waits.
    */
-  run(request: TaskRequest, signal: Cancellation, ticket: Ticket): Promise<TaskResponse>;
+  run(request: TaskRequest, stop: TaskStop, ticket: Ticket): Promise<TaskResponse>;
   /** Tasks admitted and still waiting for a thread. */
   readonly queued: number;
   /** The scheduler's state; undefined when tasks run inline. */
@@ -31,8 +33,10 @@ export interface TaskDispatch {
 /**
  * Worker threads: tasks wait in the scheduler (admission by time, fair
  * shares, CoDel with adaptive LIFO; `src/scheduler/`) until a thread is free,
- * then go to Piscina, which never holds more tasks than it has threads; the
- * signal stops a running task by stopping its thread. Large bodies are
+ * then go to Piscina, which never holds more tasks than it has threads. A
+ * cancelled task leaves the scheduler's queue at once; once handed to
+ * Piscina it is asked to stop through its shared flag, and its thread is
+ * terminated only past the grace (`task-stop.ts`). Large bodies are
  * transferred, not cloned.
  */
 export class PiscinaDispatch implements TaskDispatch {
@@ -56,18 +60,19 @@ export class PiscinaDispatch implements TaskDispatch {
     return this.scheduler.state();
   }
 
-  run(request: TaskRequest, signal: Cancellation, ticket: Ticket): Promise<TaskResponse> {
-    return this.scheduler.run(ticket, () => this.post(request, signal), signal);
+  run(request: TaskRequest, stop: TaskStop, ticket: Ticket): Promise<TaskResponse> {
+    return this.scheduler.run(ticket, () => this.post(request, stop), stop.cancellation);
   }
 
-  private post(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
+  private post(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
+    const signal = stop.termination;
     const ports = request.progress === undefined ? [] : [request.progress];
     if (request.body === undefined) {
-      return this.pool.run(request, { signal, transferList: ports });
+      return this.pool.run({ ...request, cancelFlag: stop.flag }, { signal, transferList: ports });
     }
     const { bytes, transferList } = prepareTransfer(request.body);
     return this.pool.run(
-      { ...request, body: bytes },
+      { ...request, body: bytes, cancelFlag: stop.flag },
       { signal, transferList: [...transferList, ...ports] },
     );
   }
@@ -89,11 +94,13 @@ export class InlineDispatch implements TaskDispatch {
     return undefined;
   }
 
-  async run(request: TaskRequest, signal: Cancellation): Promise<TaskResponse> {
-    // A deadline can only be honoured before the work starts: nothing can stop
-    // synchronous code on the event loop. That is the point of the comparison.
+  async run(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
+    // A deadline can only be honoured before the work starts, or where the task
+    // checks its flag: nothing else stops synchronous code on the event loop.
     await new Promise<void>((resolveTurn) => setImmediate(resolveTurn));
-    if (signal.aborted) throw Object.assign(new Error('aborted'), { name: 'AbortError' });
-    return this.runTask(request);
+    if (stop.cancellation.aborted) {
+      throw Object.assign(new Error('aborted'), { name: 'AbortError' });
+    }
+    return this.runTask({ ...request, cancelFlag: stop.flag });
   }
 }

@@ -1,8 +1,8 @@
 import { classifyAnswer, classifyRejection } from './task-failure';
 
-const limits = { taskTimeoutMs: 2_000, maxOldGenerationMb: 64 };
+const limits = { taskTimeoutMs: 2_000, maxOldGenerationMb: 64, maxMemoryMb: 512 };
 const aborted = () => Object.assign(new Error('aborted'), { name: 'AbortError' });
-const timing = { startedAt: 0, runMs: 1, threadId: 1 };
+const timing = { startedAt: 0, runMs: 1, threadId: 1, heapUsedBytes: 0 };
 
 describe(classifyRejection.name, () => {
   it('answers TASK_TIMEOUT, naming the deadline, when the pool aborted for time', () => {

@@ -5,8 +5,11 @@ import type { TaskResponse } from './task-message';
 /** Every way a task can end; the `outcome` label of `compute_tasks_total`. */
 export type TaskOutcome = 'success' | 'failed' | 'timeout' | 'rejected' | 'cancelled' | 'crashed';
 
-/** Why the pool aborted a task: its deadline, its client, or the shutdown budget. */
-export type AbortReason = 'timeout' | 'cancelled' | 'shutdown';
+/**
+ * Why the pool aborted a task: its deadline, its client, the shutdown budget,
+ * or its thread's memory over the budget (`memory-watch.ts`).
+ */
+export type AbortReason = 'timeout' | 'cancelled' | 'shutdown' | 'memory';
 
 /** A failed task, as its outcome and the coded error its caller gets. */
 export interface ClassifiedFailure {
@@ -20,6 +23,8 @@ export interface ClassifiedFailure {
 export interface FailureLimits {
   readonly taskTimeoutMs: number;
   readonly maxOldGenerationMb: number | undefined;
+  /** Heap and external memory a thread may use (`WORKER_MAX_MEMORY_MB`). */
+  readonly maxMemoryMb: number;
 }
 
 /** A rejection from Piscina (or the dispatcher) for an aborted task; it carries no detail of its own. */
@@ -36,7 +41,32 @@ export function classifyAnswer(response: Extract<TaskResponse, { ok: false }>): 
 }
 
 /**
- * A rejected task: aborted by the pool (deadline, client gone, shutdown), or
+ * A task the pool aborted, whether it stopped on its own or its thread was
+ * terminated: the client gets the code of the reason, the same either way.
+ */
+export function classifyAbort(reason: AbortReason, limits: FailureLimits): ClassifiedFailure {
+  switch (reason) {
+    case 'timeout':
+      return {
+        outcome: 'timeout',
+        error: Errors.taskTimeout(limits.taskTimeoutMs),
+        unexpected: false,
+      };
+    case 'shutdown':
+      return { outcome: 'cancelled', error: Errors.shuttingDown(), unexpected: false };
+    case 'cancelled':
+      return { outcome: 'cancelled', error: Errors.taskCancelled(), unexpected: false };
+    case 'memory':
+      return {
+        outcome: 'crashed',
+        error: Errors.workerOverMemoryBudget(limits.maxMemoryMb),
+        unexpected: false,
+      };
+  }
+}
+
+/**
+ * A rejected task: aborted by the pool (deadline, client gone, shutdown, memory), or
  * its thread died (heap exhausted, crash). `abortedFor` is the reason the pool
  * aborted it, if it did.
  */
@@ -45,20 +75,7 @@ export function classifyRejection(
   abortedFor: AbortReason | undefined,
   limits: FailureLimits,
 ): ClassifiedFailure {
-  if (isAbortError(error) && abortedFor !== undefined) {
-    switch (abortedFor) {
-      case 'timeout':
-        return {
-          outcome: 'timeout',
-          error: Errors.taskTimeout(limits.taskTimeoutMs),
-          unexpected: false,
-        };
-      case 'shutdown':
-        return { outcome: 'cancelled', error: Errors.shuttingDown(), unexpected: false };
-      case 'cancelled':
-        return { outcome: 'cancelled', error: Errors.taskCancelled(), unexpected: false };
-    }
-  }
+  if (isAbortError(error) && abortedFor !== undefined) return classifyAbort(abortedFor, limits);
   if ((error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
     return {
       outcome: 'crashed',

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { TaskInputCode } from '../tasks/task-input-error';
+import type { CancelFlag } from './cancel-flag';
 
 /** What the main thread posts to a worker thread for one task. */
 export interface TaskRequest {
@@ -10,6 +11,8 @@ export interface TaskRequest {
   readonly body?: Uint8Array;
   /** Where the task's progress goes (`task-progress.ts`), when the caller follows it; transferred. */
   readonly progress?: MessagePort;
+  /** Set by the main thread when the task is cancelled; read by the task (`cancel-flag.ts`). */
+  readonly cancelFlag?: CancelFlag;
 }
 
 /** Times measured by the thread itself, on a clock shared by all threads (epoch ms). */
@@ -17,6 +20,8 @@ export interface TaskTiming {
   readonly startedAt: number;
   readonly runMs: number;
   readonly threadId: number;
+  /** The thread's V8 heap in use after the task, for recycling on memory. */
+  readonly heapUsedBytes: number;
 }
 
 /**
@@ -28,8 +33,11 @@ export type TaskResponse =
   | (TaskTiming & { readonly ok: true; readonly value: unknown })
   | (TaskTiming & {
       readonly ok: false;
-      /** `input`: the client's data was unusable (400); `task`: the task threw (500). */
-      readonly kind: 'input' | 'task';
+      /**
+       * `input`: the client's data was unusable (400); `task`: the task threw (500);
+       * `cancelled`: the task stopped because it was cancelled (the cancellation's code).
+       */
+      readonly kind: 'input' | 'task' | 'cancelled';
       readonly message: string;
       readonly property?: string;
       /** For `input`: the stable code the client gets (VALIDATION_FAILED when absent). */

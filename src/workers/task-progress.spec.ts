@@ -1,27 +1,27 @@
 import { once } from 'node:events';
 import { MessageChannel } from 'node:worker_threads';
 import {
-  portContext,
+  portReporter,
   progressChannel,
   PROGRESS_INTERVAL_MS,
   type TaskProgress,
 } from './task-progress';
 
-describe(portContext.name, () => {
+describe(portReporter.name, () => {
   it('sends at most one report per interval, keeps the latest, and flushes it before the end marker', async () => {
     const { port1, port2 } = new MessageChannel();
     const received: unknown[] = [];
     port1.on('message', (message) => received.push(message));
     let clock = 1000;
-    const { context, end } = portContext(port2, () => clock);
-    context.progress(0.1, 'first');
-    context.progress(0.2, 'dropped: a newer report replaces it');
-    context.progress(0.3, 'latest');
+    const { report, end } = portReporter(port2, () => clock);
+    report(0.1, 'first');
+    report(0.2, 'dropped: a newer report replaces it');
+    report(0.3, 'latest');
     clock += PROGRESS_INTERVAL_MS;
-    context.progress(Number.NaN);
-    context.progress(7, 'x'.repeat(500));
+    report(Number.NaN);
+    report(7, 'x'.repeat(500));
     end();
-    context.progress(0.9, 'after the end: never sent');
+    report(0.9, 'after the end: never sent');
     await once(port1, 'close');
     expect(received).toEqual([
       { kind: 'progress', progress: { fraction: 0.1, message: 'first' } },
@@ -34,9 +34,9 @@ describe(portContext.name, () => {
     const { port1, port2 } = new MessageChannel();
     const received: unknown[] = [];
     port1.on('message', (message) => received.push(message));
-    const { context, end } = portContext(port2, () => 0);
-    context.progress(0.5);
-    context.progress(0.75, 'pending');
+    const { report, end } = portReporter(port2, () => 0);
+    report(0.5);
+    report(0.75, 'pending');
     end();
     await once(port1, 'close');
     expect(received.at(-2)).toEqual({

@@ -18,16 +18,16 @@ type ProgressMessage =
 const MAX_MESSAGE_CHARS = 200;
 
 /**
- * Thread side: a context whose reports go out on `port`, rate-limited (the
+ * Thread side: a task context's `progress`, whose reports go out on `port`, rate-limited (the
  * latest report waits for the next slot, and is flushed at the end, so the
  * last one is never lost). `end()` flushes, posts the end marker and closes
  * the port: nothing is posted after the task's result.
  */
-export function portContext(
+export function portReporter(
   port: MessagePort,
   now: () => number = Date.now,
 ): {
-  context: TaskContext;
+  report: TaskContext['progress'];
   end(): void;
 } {
   let sentAt = -Infinity;
@@ -39,14 +39,12 @@ export function portContext(
     port.postMessage({ kind: 'progress', progress } satisfies ProgressMessage);
   };
   return {
-    context: {
-      progress(fraction, message) {
-        if (ended) return;
-        const report = normalise(fraction, message);
-        if (report === undefined) return;
-        if (now() - sentAt >= PROGRESS_INTERVAL_MS) send(report);
-        else pending = report;
-      },
+    report(fraction, message) {
+      if (ended) return;
+      const report = normalise(fraction, message);
+      if (report === undefined) return;
+      if (now() - sentAt >= PROGRESS_INTERVAL_MS) send(report);
+      else pending = report;
     },
     end() {
       if (ended) return;

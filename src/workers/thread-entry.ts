@@ -2,18 +2,21 @@
  * The module every worker thread loads (Piscina's `filename`). It imports the
  * task registry and nothing from Nest, so a thread is ready in milliseconds.
  */
-import { isMainThread, workerData } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from '../tasks/task-registry';
-import { createTaskRunner } from './task-runner';
+import { createTaskRunner, preciseNow } from './task-runner';
 import { lowerThreadPriority } from './thread-priority';
+import type { ThreadStarted } from './thread-started';
 import { ownsWholeBuffer } from './transfer';
 
 export interface ThreadData {
   readonly taskModules: readonly string[];
   /** `WORKER_NICE_INCREMENT`, applied once the task code is loaded. */
   readonly niceIncrement: number;
+  /** When this thread was spawned (epoch ms, `preciseNow()`); see piscina-options. */
+  readonly spawnedAt?: number;
 }
 
 const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
@@ -23,19 +26,41 @@ const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // this code at the lowest priority, behind every busy event loop. On 2 busy cores that
 // took ~10 s instead of ~0.3 s, with the pool a thread short all along.
 lowerThreadPriority(data?.niceIncrement ?? 0);
+// Spawn → code loaded, in ms: Piscina passes the message on as a pool 'message' event.
+if (data?.spawnedAt !== undefined) {
+  const started: ThreadStarted = { threadStartMs: preciseNow() - data.spawnedAt };
+  parentPort?.postMessage(started);
+}
 
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
   const response = await runTask(request);
   // Bytes a task produces go back by transfer, as large bodies come in.
   if (response.ok && response.value instanceof Uint8Array && ownsWholeBuffer(response.value)) {
-    return Piscina.move(transferring(response, response.value.buffer));
+    return loadPiscina().move(transferring(response, response.value.buffer));
   }
   return response;
 }
 
+/**
+ * A replacement's first task when a thread is recycled: the same no-op as the
+ * warm-up, under its own export name so the pool's balancer gives it only to
+ * a thread that has just come up (`thread-recycler.ts`).
+ */
+export const spare = runInThread;
+
+let piscina: typeof Piscina | undefined;
+/**
+ * Piscina's main module, loaded the first time a task returns bytes: the thread's runtime
+ * (Piscina's worker.js) does not need it, and it was ~10 ms of every thread's start.
+ */
+const loadPiscina = (): typeof Piscina =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (piscina ??= (require('piscina') as { Piscina: typeof Piscina }).Piscina);
+
 /** Piscina's Transferable protocol: send `response`, transferring `buffer` with it. */
 function transferring(response: TaskResponse, buffer: ArrayBufferLike): MovableInput {
-  const transferable = { [Piscina.transferableSymbol]: [buffer], [Piscina.valueSymbol]: response };
+  const { transferableSymbol, valueSymbol } = loadPiscina();
+  const transferable = { [transferableSymbol]: [buffer], [valueSymbol]: response };
   // Piscina types the protocol with symbols it does not export; the shape is the documented one.
   return transferable as unknown as MovableInput;
 }

@@ -52,6 +52,18 @@ async function eventually(assertion: () => void, timeoutMs = 5_000): Promise<voi
   }
 }
 
+/** Samples `stats().threads` every few milliseconds until `stop()`, which returns the samples. */
+function sampleThreads(pool: WorkerPoolService): { stop(): number[] } {
+  const samples: number[] = [pool.stats().threads];
+  const timer = setInterval(() => samples.push(pool.stats().threads), 2);
+  return {
+    stop() {
+      clearInterval(timer);
+      return samples;
+    },
+  };
+}
+
 /** The pool is back to full size, with `restarts` threads replaced so far. */
 async function fullSize(pool: WorkerPoolService, restarts: number): Promise<void> {
   await eventually(() =>
@@ -148,14 +160,58 @@ describe(WorkerPoolService.name, () => {
     expect(pool.stats().threadRestarts).toBe(0);
   });
 
-  it('stops a running task when the client goes away (a Cancellation, as HTTP passes)', async () => {
-    const pool = await startPool({ POOL_THREADS: '1' });
+  it('terminates a running task that ignores its cancellation once the grace has passed', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '200' });
+    const before = await threadIdOf(pool);
     const client = new Cancellation();
     const spinning = pool.run('spin', {}, { signal: client });
     setTimeout(() => client.abort('client gone'), 100);
     expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
     await fullSize(pool, 1);
-    await expect(pool.run('thread-id', {})).resolves.toBeDefined();
+    expect(await threadIdOf(pool)).not.toBe(before);
+    expect(pool.stats()).toMatchObject({
+      tasksStopped: { cooperative: 0, terminated: 1 },
+      threadsReplaced: { terminated: 1 },
+    });
+  });
+
+  it('lets a cooperative task stop on its own when the client goes away, keeping its thread', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '5000' });
+    const before = await threadIdOf(pool);
+    const client = new Cancellation();
+    const spinning = pool.run('cooperative-spin', {}, { signal: client });
+    setTimeout(() => client.abort('client gone'), 100);
+    expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
+    // The same thread serves the next task: it was never stopped.
+    expect(await threadIdOf(pool)).toBe(before);
+    expect(pool.stats()).toMatchObject({
+      threads: 1,
+      threadRestarts: 0,
+      tasksStopped: { cooperative: 1, terminated: 0 },
+    });
+  });
+
+  it('answers TASK_TIMEOUT for a cooperative task past its deadline, keeping its thread', async () => {
+    const pool = await startPool({
+      POOL_THREADS: '1',
+      TASK_TIMEOUT_MS: '500',
+      CANCEL_GRACE_MS: '5000',
+    });
+    const before = await threadIdOf(pool);
+    expect(await codeOf(pool.run('cooperative-spin', {}))).toBe('TASK_TIMEOUT');
+    expect(await threadIdOf(pool)).toBe(before);
+    expect(pool.stats().threadRestarts).toBe(0);
+  });
+
+  it('aborts the signal of an asynchronous task, which then ends on its own', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '5000' });
+    const before = await threadIdOf(pool);
+    const client = new Cancellation();
+    const waiting = pool.run('signal-wait', {}, { signal: client });
+    setTimeout(() => client.abort('client gone'), 100);
+    expect(await codeOf(waiting)).toBe('TASK_CANCELLED');
+    expect(await threadIdOf(pool)).toBe(before);
+    expect(pool.stats().tasksStopped).toEqual({ cooperative: 1, terminated: 0 });
   });
 
   it('answers WORKER_OUT_OF_MEMORY when a task exhausts its heap, and no other task fails', async () => {
@@ -199,28 +255,59 @@ describe(WorkerPoolService.name, () => {
     expect(pool.stats().threadRestarts).toBe(0);
   });
 
-  it('recycles a thread after WORKER_MAX_TASKS tasks without failing any', async () => {
+  it('recycles after about WORKER_MAX_TASKS tasks, never below its size, failing none', async () => {
     const pool = await startPool({ POOL_THREADS: '1', WORKER_MAX_TASKS: '3' });
-    const ids: number[] = [];
-    for (let i = 0; i < 7; i++) ids.push(await threadIdOf(pool));
-    const [a, b, c] = [ids[0], ids[3], ids[6]];
-    expect(ids).toEqual([a, a, a, b, b, b, c]);
-    expect(new Set([a, b, c]).size).toBe(3);
-    expect(pool.stats()).toMatchObject({ threadsRecycled: 2, threadRestarts: 0 });
+    const sizes = sampleThreads(pool);
+    const ids = new Set<number>();
+    // Until two threads have been recycled: each keeps working until its replacement is up.
+    for (let i = 0; i < 500 && pool.stats().threadsRecycled < 2; i++) {
+      ids.add(await threadIdOf(pool));
+    }
+    await fullSize(pool, 0);
+    expect(Math.min(...sizes.stop())).toBe(1);
+    expect(ids.size).toBeGreaterThanOrEqual(2);
+    expect(pool.stats()).toMatchObject({ threadRestarts: 0 });
+    expect(pool.stats().threadsReplaced.recycled_tasks).toBeGreaterThanOrEqual(2);
   });
 
-  it('recycles under concurrent load without failing any task', async () => {
+  it('recycles under concurrent load, never below its size, failing none', async () => {
     const pool = await startPool({
       POOL_THREADS: '2',
       WORKER_MAX_TASKS: '2',
       POOL_MAX_QUEUE: '100',
     });
+    const sizes = sampleThreads(pool);
     const results = await Promise.all(
-      Array.from({ length: 16 }, () => pool.run('sleep', { ms: 5 })),
+      Array.from({ length: 40 }, () => pool.run('sleep', { ms: 20 })),
     );
-    expect(results).toHaveLength(16);
-    expect(pool.stats().threadsRecycled).toBeGreaterThanOrEqual(6);
+    expect(results).toHaveLength(40);
+    await eventually(() => expect(pool.stats().threadsRecycled).toBeGreaterThanOrEqual(1));
     await fullSize(pool, 0);
+    expect(Math.min(...sizes.stop())).toBe(2);
+  });
+
+  it('recycles a thread whose heap passed WORKER_RECYCLE_HEAP_MB after a task, failing none', async () => {
+    const pool = await startPool({ POOL_THREADS: '1', WORKER_RECYCLE_HEAP_MB: '40' });
+    const sizes = sampleThreads(pool);
+    const before = await threadIdOf(pool);
+    // ~48 MB of numbers kept alive by the thread: the task succeeds, the thread is then due.
+    await expect(pool.run('retain-heap', { mb: 48 })).resolves.toMatchObject({
+      value: { threadId: before },
+    });
+    await eventually(() => expect(pool.stats().threadsReplaced.recycled_memory).toBe(1), 15_000);
+    await fullSize(pool, 0);
+    expect(await threadIdOf(pool)).not.toBe(before);
+    expect(Math.min(...sizes.stop())).toBe(1);
+  });
+
+  it('stops a task over WORKER_MAX_MEMORY_MB (buffers outside the heap) and fails nothing else', async () => {
+    const pool = await startPool({ POOL_THREADS: '2', WORKER_MAX_MEMORY_MB: '256' });
+    const neighbours = [1, 2, 3, 4].map(() => pool.run('sleep', { ms: 50 }));
+    const error = (await pool.run('grow-buffers', {}).catch((e: unknown) => e)) as AppError;
+    expect(error).toMatchObject({ code: 'WORKER_OUT_OF_MEMORY', facts: { limit: 256 } });
+    await expect(Promise.all(neighbours)).resolves.toHaveLength(4);
+    await fullSize(pool, 1);
+    expect(pool.stats().threadsReplaced.out_of_memory).toBe(1);
   });
 
   it('transfers a large binary body to the thread instead of cloning it', async () => {

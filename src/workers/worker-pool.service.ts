@@ -9,9 +9,11 @@ import { TaskRegistry } from '../tasks/task-registry';
 import type { SchedulerState } from '../scheduler/task-scheduler';
 import { schedulerOptions, ticketFor, type AdmissionRequest } from './admission';
 import { Cancellation, onCancel, type CancelSignal } from './cancellation';
+import { MemoryWatch } from './memory-watch';
 import { piscinaOptions } from './piscina-options';
 import { RollingPercentiles, type Percentiles } from './rolling-percentiles';
 import {
+  classifyAbort,
   classifyAnswer,
   classifyRejection,
   type AbortReason,
@@ -22,10 +24,28 @@ import { InlineDispatch, PiscinaDispatch, type TaskDispatch } from './task-dispa
 import type { TaskRequest, TaskResponse } from './task-message';
 import { preciseNow, WARM_UP_TASK } from './task-runner';
 import { progressChannel, type TaskProgress } from './task-progress';
+import { isThreadStarted } from './thread-started';
 import { threadPrioritySupported } from './thread-priority';
-import { ThreadRecycler } from './thread-recycler';
+import { SPARE_TASK_NAME, ThreadRecycler, type RecycleCause } from './thread-recycler';
+import { TaskStop } from './task-stop';
 
 export type { TaskOutcome } from './task-failure';
+
+/** Why a thread was replaced: it died, or it was recycled. */
+export type ThreadReplaceCause = 'crash' | 'out_of_memory' | 'terminated' | RecycleCause;
+export const THREAD_REPLACE_CAUSES: readonly ThreadReplaceCause[] = [
+  'crash',
+  'out_of_memory',
+  'terminated',
+  'recycled_tasks',
+  'recycled_memory',
+];
+
+/** How a cancelled task that had reached a thread ended: on its own, or with its thread. */
+export type TaskStopKind = 'cooperative' | 'terminated';
+
+/** A spare thread that has not come up within this long is given up (and asked for again later). */
+const SPARE_PATIENCE_MS = 30_000;
 
 /** How long a task that reached a thread waited and ran. */
 export interface TaskTimes {
@@ -79,9 +99,13 @@ export interface PoolStats {
   /** Share of threads busy right now, 0..1. */
   readonly utilization: number;
   readonly completed: number;
-  /** Threads replaced after dying (crash, heap, timeout); recycling is counted apart. */
+  /** Threads replaced after dying (crash, memory, terminated after the grace); recycling is counted apart. */
   readonly threadRestarts: number;
   readonly threadsRecycled: number;
+  /** Threads replaced, by cause. */
+  readonly threadsReplaced: Readonly<Record<ThreadReplaceCause, number>>;
+  /** Cancelled tasks that had reached a thread, by how they stopped. */
+  readonly tasksStopped: Readonly<Record<TaskStopKind, number>>;
   readonly waitMs: Percentiles;
   readonly runMs: Percentiles;
   /** The scheduler's state (`src/scheduler/`); undefined when tasks run inline. */
@@ -109,11 +133,20 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly runTimes = new RollingPercentiles();
   private readonly recycler: ThreadRecycler;
   /**
-   * The cancellation of each task in flight, for a shutdown past its budget:
-   * a set rather than a listener per task on one shutdown signal, which would
-   * cost every task more.
+   * Each task in flight, for a shutdown past its budget and for the memory
+   * watch: a set rather than a listener per task on one shutdown signal,
+   * which would cost every task more.
    */
-  private readonly inFlight = new Set<Cancellation<AbortReason>>();
+  private readonly inFlight = new Set<TaskStop>();
+  private readonly replaced: Record<ThreadReplaceCause, number> = {
+    crash: 0,
+    out_of_memory: 0,
+    terminated: 0,
+    recycled_tasks: 0,
+    recycled_memory: 0,
+  };
+  private readonly stopped: Record<TaskStopKind, number> = { cooperative: 0, terminated: 0 };
+  private memoryWatch: MemoryWatch | undefined;
   private pool: Piscina<TaskRequest, TaskResponse> | undefined;
   private dispatch: TaskDispatch;
   private warm = false;
@@ -124,7 +157,15 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     private readonly config: AppConfig,
     private readonly registry: TaskRegistry,
   ) {
-    this.recycler = new ThreadRecycler(config.pool.maxTasksPerThread);
+    this.recycler = new ThreadRecycler({
+      maxTasksPerThread: config.pool.maxTasksPerThread,
+      recycleHeapBytes: config.pool.recycleHeapMb * 1024 * 1024,
+      size: config.pool.threads,
+      threads: () => this.pool?.threads ?? [],
+      // Not from inside Piscina's balancer, which asks for it.
+      requestSpare: () => setImmediate(() => this.requestSpare()),
+      onRecycled: (cause) => this.threadReplaced(cause),
+    });
     this.dispatch = new InlineDispatch(registry);
     this.events.setMaxListeners(0);
   }
@@ -164,9 +205,14 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.recycler.onWorkerDestroy(new Set(pool.threads.map((thread) => thread.threadId))),
     );
     // Errors of idle threads; a thread that fails during a task rejects that task instead.
-    pool.on('error', (error: Error) =>
-      this.logger.error(`Idle worker thread failed: ${error.message}`),
-    );
+    pool.on('error', (error: Error) => {
+      this.logger.error(`Idle worker thread failed: ${error.message}`);
+      this.threadReplaced('crash');
+    });
+    // Each thread says how long it took from its start to its code loaded.
+    pool.on('message', (message: unknown) => {
+      if (isThreadStarted(message)) this.events.emit('thread-started', message.threadStartMs);
+    });
     this.pool = pool;
     this.dispatch = new PiscinaDispatch(
       pool,
@@ -178,6 +224,13 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       Array.from({ length: threads }, () => pool.run({ task: WARM_UP_TASK, input: {} })),
     );
     this.recycler.resetCounts();
+    if (this.config.pool.maxMemoryMb > 0) {
+      this.memoryWatch = new MemoryWatch(
+        this.config.pool.maxMemoryMb * 1024 * 1024,
+        () => this.inFlight,
+        () => pool.threads,
+      );
+    }
     this.warm = true;
     this.logger.log(`${threads} worker threads ready (queue limit ${this.config.pool.maxQueue})`);
   }
@@ -201,6 +254,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.config.pool.taskTimeoutMs,
     );
     const cancellation = new Cancellation<AbortReason>();
+    const stop = new TaskStop(cancellation, this.config.pool.cancelGraceMs);
+    const limits = { ...this.config.pool, taskTimeoutMs: timeoutMs };
     const remainingMs = timeoutMs - (performance.now() - arrivedAt);
     const timer = setTimeout(() => cancellation.abort('timeout'), Math.max(0, remainingMs));
     const stopFollowing =
@@ -209,7 +264,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         : onCancel(options.signal, () => cancellation.abort('cancelled'));
 
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
-    this.inFlight.add(cancellation);
+    this.inFlight.add(stop);
     const progress =
       options.onProgress === undefined ? undefined : progressChannel(options.onProgress);
     // A refused or shed task never ran: it is not counted as completed.
@@ -219,7 +274,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       try {
         response = await this.dispatch.run(
           { task: name, input, body: options.body, progress: progress?.port },
-          cancellation,
+          stop,
           ticket,
         );
       } catch (error) {
@@ -229,14 +284,20 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
           throw this.settle(ref, 'rejected', error);
         }
         const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
-        throw this.settleFailure(
-          ref,
-          classifyRejection(error, abortedFor, { ...this.config.pool, taskTimeoutMs: timeoutMs }),
-        );
+        const failure = classifyRejection(error, abortedFor, limits);
+        this.threadDied(failure.error.code, abortedFor, stop.threadId !== 0);
+        throw this.settleFailure(ref, failure);
       }
       const waitMs = Math.max(0, response.startedAt - submittedAt);
       const timing = { waitMs, runMs: response.runMs };
       this.observe(timing);
+      this.recycler.afterTask(response.threadId, response.heapUsedBytes);
+      // Aborted, but the thread answered (it stopped on its own, or finished within
+      // the grace): the client gets the abort's code, as if the thread had been stopped.
+      if (cancellation.aborted && cancellation.reason !== undefined) {
+        this.stopped.cooperative += 1;
+        throw this.settleFailure(ref, classifyAbort(cancellation.reason, limits), timing);
+      }
       if (response.ok) {
         this.settle(ref, 'success', undefined, timing);
         return { value: response.value, ...timing, threadId: response.threadId };
@@ -246,9 +307,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       clearTimeout(timer);
       progress?.close();
       stopFollowing?.();
-      this.inFlight.delete(cancellation);
+      stop.dispose();
+      this.inFlight.delete(stop);
       if (!refused) this.completed += 1;
-      if (this.pool !== undefined) this.recycler.retireIdle(this.pool.threads);
+      this.recycler.retireIdle();
       if (this.inFlight.size === 0) this.idle.idle();
     }
   }
@@ -257,6 +319,12 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   onQueueDelay(listener: (delayMs: number) => void): () => void {
     this.events.on('queue-delay', listener);
     return () => this.events.off('queue-delay', listener);
+  }
+
+  /** Called with each thread's start time (ms, spawn → code loaded); returns the unsubscribe. */
+  onThreadStarted(listener: (startMs: number) => void): () => void {
+    this.events.on('thread-started', listener);
+    return () => this.events.off('thread-started', listener);
   }
 
   /** Called with every finished task, whatever its outcome; returns the unsubscribe. */
@@ -281,8 +349,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       utilization:
         targetThreads === 0 ? (running > 0 ? 1 : 0) : Math.min(1, running / targetThreads),
       completed: this.completed,
-      threadRestarts: this.recycler.restarts,
-      threadsRecycled: this.recycler.recycled,
+      threadRestarts: this.replaced.crash + this.replaced.out_of_memory + this.replaced.terminated,
+      threadsRecycled: this.replaced.recycled_tasks + this.replaced.recycled_memory,
+      threadsReplaced: { ...this.replaced },
+      tasksStopped: { ...this.stopped },
       waitMs: this.waitTimes.snapshot(),
       runMs: this.runTimes.snapshot(),
       scheduler: this.dispatch.schedulerState(),
@@ -308,12 +378,47 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(
         `${this.inFlight.size} tasks still running after ${budgetMs} ms; cancelling them`,
       );
-      for (const cancellation of this.inFlight) cancellation.abort('shutdown');
+      for (const { cancellation } of this.inFlight) cancellation.abort('shutdown');
+      // The grace, for tasks that stop on their own; the rest are stopped with their threads.
+      await this.idle.wait(this.inFlight.size === 0, this.config.pool.cancelGraceMs + 100);
     }
+    this.memoryWatch?.stop();
     const { pool } = this;
     this.pool = undefined;
     await pool?.destroy();
     return drained;
+  }
+
+  /**
+   * A task's thread died or was terminated: count why. A task aborted before
+   * it reached a thread (`started` false) cost no thread.
+   */
+  private threadDied(code: string, abortedFor: AbortReason | undefined, started: boolean): void {
+    if (code === 'WORKER_OUT_OF_MEMORY') this.threadReplaced('out_of_memory');
+    else if (code === 'WORKER_CRASHED') this.threadReplaced('crash');
+    else if (abortedFor !== undefined && started) {
+      this.stopped.terminated += 1;
+      this.threadReplaced('terminated');
+    }
+  }
+
+  private threadReplaced(cause: ThreadReplaceCause): void {
+    this.replaced[cause] += 1;
+  }
+
+  /** A task only a thread that has just come up may take, so Piscina starts one (`thread-recycler.ts`). */
+  private requestSpare(): void {
+    const { pool } = this;
+    if (pool === undefined || !this.accepting) return;
+    const patience = new Cancellation();
+    const timer = setTimeout(() => patience.abort('spare never came up'), SPARE_PATIENCE_MS);
+    pool
+      .run({ task: WARM_UP_TASK, input: {} }, { name: SPARE_TASK_NAME, signal: patience })
+      .then(
+        () => undefined,
+        () => this.recycler.spareFailed(),
+      )
+      .finally(() => clearTimeout(timer));
   }
 
   private queueSize(): number {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { constants, deflateRawSync, deflateSync } from 'node:zlib';
 import { PDFDocument } from 'pdf-lib';
 
 /** A real PDF made with pdf-lib: known title, author, dates and text on each page. */
@@ -67,4 +68,76 @@ export function passwordProtectedPdf(password = 'secret'): Uint8Array {
   for (const offset of offsets) out += `${String(offset).padStart(10, '0')} 00000 n \n`;
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R /Encrypt 4 0 R /ID [<${id.toString('hex')}> <${id.toString('hex')}>] >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(out, 'latin1');
+}
+
+/** A PDF from its objects (numbered from 1, object 1 the catalog), with a correct xref table. */
+function pdfFromObjects(objects: readonly Buffer[]): Uint8Array {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n', 'latin1')];
+  let length = parts[0]!.length;
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(length);
+    const object = Buffer.concat([
+      Buffer.from(`${index + 1} 0 obj\n`, 'latin1'),
+      body,
+      Buffer.from('\nendobj\n', 'latin1'),
+    ]);
+    parts.push(object);
+    length += object.length;
+  });
+  let tail = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) tail += `${String(offset).padStart(10, '0')} 00000 n \n`;
+  tail += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`;
+  parts.push(Buffer.from(tail, 'latin1'));
+  return Buffer.concat(parts);
+}
+
+function streamObject(dictionary: string, data: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(`<< ${dictionary} /Length ${data.length} >>\nstream\n`, 'latin1'),
+    data,
+    Buffer.from('\nendstream', 'latin1'),
+  ]);
+}
+
+/**
+ * The zlib stream of `mib` MiB of zeros, built without compressing them all:
+ * one MiB deflated with a sync flush is a run of blocks that can be repeated
+ * (no back-reference crosses it), then a final empty block and the checksum.
+ */
+function zerosZlib(mib: number): Buffer {
+  const chunk = deflateRawSync(Buffer.alloc(1024 * 1024), { finishFlush: constants.Z_SYNC_FLUSH });
+  const total = mib * 1024 * 1024;
+  // Adler-32 of n zero bytes: a stays 1, b adds 1 per byte.
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE((((total % 65521) << 16) >>> 0) + 1);
+  return Buffer.concat([
+    Buffer.from([0x78, 0x9c]),
+    ...Array.from({ length: mib }, () => chunk),
+    Buffer.from([0x03, 0x00]),
+    adler,
+  ]);
+}
+
+/**
+ * A few KB of PDF whose one page's content stream, compressed twice
+ * (`/Filter [/FlateDecode /FlateDecode]`), inflates to `mib` MiB.
+ */
+export function inflationBombPdf(mib = 2048): Uint8Array {
+  const content = deflateSync(zerosZlib(mib), { level: 9 });
+  return pdfFromObjects([
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>', 'latin1'),
+    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>'),
+    streamObject('/Filter [/FlateDecode /FlateDecode]', content),
+  ]);
+}
+
+/** A PDF whose page tree points back at itself: pages node 2's kid is node 3, whose kid is 2. */
+export function circularPageTreePdf(): Uint8Array {
+  return pdfFromObjects([
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 2 >>', 'latin1'),
+    Buffer.from('<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 2 >>', 'latin1'),
+  ]);
 }

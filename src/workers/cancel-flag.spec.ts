@@ -1,0 +1,65 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { TaskCancelledError } from '../tasks/task-context';
+import {
+  CancelFlagPool,
+  FlagTaskContext,
+  isCancelled,
+  requestCancel,
+  runningOn,
+} from './cancel-flag';
+
+describe(CancelFlagPool.name, () => {
+  it('hands out distinct flags, and takes them back cleared', () => {
+    const pool = new CancelFlagPool();
+    const [a, b] = [pool.acquire(), pool.acquire()];
+    requestCancel(a);
+    expect([isCancelled(a), isCancelled(b)]).toEqual([true, false]);
+    pool.release(a);
+    const again = pool.acquire();
+    expect(again).toBe(a);
+    expect([isCancelled(again), runningOn(again)]).toEqual([false, 0]);
+  });
+
+  it('shares a flag with another thread: the thread sees the cancel, the main thread its id', async () => {
+    const flag = new CancelFlagPool().acquire();
+    const thread = new Worker(
+      `const { workerData, parentPort, threadId } = require('node:worker_threads');
+       Atomics.store(workerData, 1, threadId);
+       while (Atomics.load(workerData, 0) === 0) Atomics.wait(workerData, 0, 0, 5);
+       parentPort.postMessage('stopped');`,
+      { eval: true, workerData: flag },
+    );
+    const stopped = once(thread, 'message');
+    // The thread writes its id when it starts: wait for it (threads start slowly on a busy machine).
+    for (let i = 0; i < 1_000 && runningOn(flag) === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(runningOn(flag)).toBe(thread.threadId);
+    requestCancel(flag);
+    await expect(stopped).resolves.toEqual(['stopped']);
+    await thread.terminate();
+  });
+});
+
+describe(FlagTaskContext.name, () => {
+  it('throws once cancelled, and aborts its signal', async () => {
+    const flag = new CancelFlagPool().acquire();
+    const context = new FlagTaskContext(flag, 7);
+    expect(runningOn(flag)).toBe(7);
+    expect(() => context.throwIfCancelled()).not.toThrow();
+    const aborted = once(context.signal, 'abort');
+    requestCancel(flag);
+    await aborted;
+    expect(context.signal.reason).toBeInstanceOf(TaskCancelledError);
+    expect(() => context.throwIfCancelled()).toThrow(TaskCancelledError);
+  });
+
+  it('releases its signal when the task ends, without aborting it', async () => {
+    const context = new FlagTaskContext(new CancelFlagPool().acquire(), 7);
+    const { signal } = context;
+    context.finish();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(signal.aborted).toBe(false);
+  });
+});

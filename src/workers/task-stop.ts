@@ -1,0 +1,50 @@
+import { Cancellation, onCancel } from './cancellation';
+import { CancelFlagPool, requestCancel, runningOn, type CancelFlag } from './cancel-flag';
+import type { AbortReason } from './task-failure';
+
+/**
+ * How one task in flight is stopped, main side. The pool aborts `cancellation`
+ * (deadline, client gone, job cancelled, shutdown); that sets the task's
+ * shared flag at once, so a task that checks it returns on its own and keeps
+ * its thread. Only if it is still running `graceMs` later is `termination`
+ * aborted, which Piscina answers by terminating the thread. A task over its
+ * memory budget is terminated at once: its memory may be growing fast.
+ */
+/** The flags of every task of this thread (the main thread: one pool per process). */
+const flags = new CancelFlagPool();
+
+export class TaskStop {
+  readonly flag: CancelFlag = flags.acquire();
+  /** Piscina's signal for the task: aborting it terminates the thread that runs it. */
+  readonly termination = new Cancellation();
+  private graceTimer: NodeJS.Timeout | undefined;
+  private readonly stopFollowing: () => void;
+
+  constructor(
+    readonly cancellation: Cancellation<AbortReason>,
+    private readonly graceMs: number,
+  ) {
+    this.stopFollowing = onCancel(cancellation, () => this.stop());
+  }
+
+  /** The thread that runs the task; 0 while it has not started. */
+  get threadId(): number {
+    return runningOn(this.flag);
+  }
+
+  /** The task ended (answered or rejected): nothing more to stop; its flag serves another task. */
+  dispose(): void {
+    clearTimeout(this.graceTimer);
+    this.stopFollowing();
+    flags.release(this.flag);
+  }
+
+  private stop(): void {
+    requestCancel(this.flag);
+    if (this.cancellation.reason === 'memory' || this.graceMs === 0) {
+      this.termination.abort('terminated');
+      return;
+    }
+    this.graceTimer = setTimeout(() => this.termination.abort('terminated'), this.graceMs);
+  }
+}

@@ -1,0 +1,121 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startService, type ServiceProcess } from './support/service-process';
+import { parseMetrics, sumOf } from './support/metrics-text';
+import { inflationBombPdf, invoicePdf } from './support/pdf-fixtures';
+
+// Threads over real HTTP on the built service: a client that leaves costs no thread when
+// its task checks its cancellation; decompression bombs and tasks over their memory
+// budget fail alone, and the process's memory stays bounded.
+
+jest.setTimeout(120_000);
+
+/** Per thread: heap and buffers. Small, so that a runaway task meets it quickly. */
+const MEMORY_BUDGET_MB = 256;
+
+let service: ServiceProcess;
+
+beforeAll(async () => {
+  service = await startService({
+    CLUSTER_WORKERS: '1',
+    POOL_THREADS: '2',
+    WORKER_MAX_MEMORY_MB: String(MEMORY_BUDGET_MB),
+    CANCEL_GRACE_MS: '5000',
+    LOG_LEVEL: 'warn',
+  });
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+async function metrics() {
+  return parseMetrics(await (await fetch(`${service.url}/metrics`)).text());
+}
+
+const post = (path: string, body: string | Uint8Array, contentType: string, signal?: AbortSignal) =>
+  fetch(`${service.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+    signal,
+  });
+
+/** The process's peak resident memory (MiB) while `work` runs, sampled every 10 ms. */
+async function peakRssDuring<T>(work: Promise<T>): Promise<{ result: T; peakMiB: number }> {
+  let peakMiB = service.rssMiB();
+  const timer = setInterval(() => (peakMiB = Math.max(peakMiB, service.rssMiB())), 10);
+  try {
+    return { result: await work, peakMiB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function codeOf(response: Response): Promise<string> {
+  return ((await response.json()) as { code: string }).code;
+}
+
+describe('threads, over HTTP', () => {
+  it('keeps the thread of a cooperative task whose client leaves', async () => {
+    const before = await metrics();
+    const client = new AbortController();
+    const leaving = post('/api/tasks/cooperative-spin', '{}', 'application/json', client.signal);
+    await sleep(300);
+    client.abort();
+    await expect(leaving).rejects.toThrow();
+    // The task notices within ~1 ms; the counters follow at the next scrape.
+    let after = await metrics();
+    for (let i = 0; i < 50 && sumOf(after, 'compute_tasks_stopped_total') === 0; i++) {
+      await sleep(100);
+      after = await metrics();
+    }
+    const delta = (name: string, labels: Record<string, string>) =>
+      sumOf(after, name, labels) - sumOf(before, name, labels);
+    expect(delta('compute_tasks_stopped_total', { how: 'cooperative' })).toBe(1);
+    expect(delta('compute_tasks_stopped_total', { how: 'terminated' })).toBe(0);
+    expect(delta('compute_pool_threads_replaced_total', {})).toBe(0);
+    expect(delta('compute_tasks_total', { task: 'cooperative-spin', outcome: 'cancelled' })).toBe(
+      1,
+    );
+  });
+
+  it('refuses two 2 GiB PDF bombs at once with 422, answers valid requests beside them, and stays small', async () => {
+    const bomb = inflationBombPdf(2048);
+    const invoice = await invoicePdf(['Total due: 1234.56 EUR']);
+    const { result, peakMiB } = await peakRssDuring(
+      Promise.all([
+        post('/api/tasks/pdf-extract', bomb, 'application/pdf'),
+        post('/api/tasks/pdf-extract', bomb, 'application/pdf'),
+        ...Array.from({ length: 4 }, () =>
+          post('/api/tasks/pdf-extract', invoice, 'application/pdf'),
+        ),
+        ...Array.from({ length: 4 }, () =>
+          post('/api/tasks/factorial', '{"n": 2000}', 'application/json'),
+        ),
+      ]),
+    );
+    const [first, second, ...valid] = result;
+    expect(first.status).toBe(422);
+    expect(await codeOf(first)).toBe('INVALID_DOCUMENT');
+    expect(second.status).toBe(422);
+    expect(valid.map((response) => response.status)).toEqual(Array(8).fill(200));
+    // Two threads at the budget at most, plus the process itself: far below the 2 GiB each bomb holds.
+    expect(peakMiB).toBeLessThan(2 * MEMORY_BUDGET_MB + 512);
+  });
+
+  it('stops a task whose buffers pass WORKER_MAX_MEMORY_MB with 500 WORKER_OUT_OF_MEMORY, and nothing else fails', async () => {
+    const [hog, ...valid] = await Promise.all([
+      post('/api/tasks/grow-buffers', '{}', 'application/json'),
+      ...Array.from({ length: 6 }, () =>
+        post('/api/tasks/sleep', '{"ms": 50}', 'application/json'),
+      ),
+    ]);
+    expect(hog.status).toBe(500);
+    expect(await codeOf(hog)).toBe('WORKER_OUT_OF_MEMORY');
+    expect(valid.map((response) => response.status)).toEqual(Array(6).fill(200));
+    expect(service.rssMiB()).toBeLessThan(2 * MEMORY_BUDGET_MB + 512);
+    expect(
+      sumOf(await metrics(), 'compute_pool_threads_replaced_total', { cause: 'out_of_memory' }),
+    ).toBe(1);
+  });
+});
