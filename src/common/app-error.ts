@@ -147,6 +147,24 @@ export const Errors = {
       `The job queue cannot be reached (${detail}); nothing was queued, retry later`,
       { retryAfterSeconds: JOB_RETRY_AFTER_SECONDS },
     ),
+  /** No credentials, or ones not accepted; the detail never says whether a key exists. */
+  unauthenticated: (reason?: string) =>
+    new AppError(
+      ErrorCode.UNAUTHENTICATED,
+      reason === undefined
+        ? 'Credentials are missing or not valid: send x-api-key or Authorization: Bearer'
+        : `Credentials not accepted: ${reason}`,
+    ),
+  /** Authenticated, without the scope the route needs. */
+  forbidden: (scope: string) =>
+    new AppError(ErrorCode.FORBIDDEN, `This route needs the scope '${scope}'`),
+  /** The client's quota (requests per second, or tasks in flight) is spent. */
+  rateLimited: (what: string, limit: number, retryAfterSeconds: number) =>
+    new AppError(
+      ErrorCode.RATE_LIMITED,
+      `Quota of ${limit} ${what} per client spent; retry in about ${retryAfterSeconds} s`,
+      { limit, retryAfterSeconds },
+    ),
   internal: () =>
     new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),
 } as const;

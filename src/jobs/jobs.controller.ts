@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
+import { Scope } from '../auth/scopes';
 import { AppConfig } from '../config/app-config';
 import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
@@ -28,7 +29,7 @@ export class JobsController {
 
   @Post()
   // Binary tasks: the raw body is the input of the task named by `?task=`.
-  @HttpBehaviour({ taskBody: { query: 'task' } })
+  @HttpBehaviour({ taskBody: { query: 'task' }, access: Scope.JOBS_WRITE })
   @HttpCode(202)
   @ApiOperation({
     summary: 'Submit a job: 202 with its id and a Location to poll',
@@ -49,6 +50,7 @@ export class JobsController {
   }
 
   @Get()
+  @HttpBehaviour({ access: Scope.JOBS_READ })
   @ApiOperation({ summary: 'Recent jobs, newest first, optionally by status; paginated' })
   @ApiQueryFrom(listJobsQuery)
   async list(@Query() rawQuery: Record<string, unknown>) {
@@ -66,6 +68,7 @@ export class JobsController {
   }
 
   @Get(':id')
+  @HttpBehaviour({ access: Scope.JOBS_READ })
   @ApiOperation({ summary: "A job's status, attempts, times, and its result or error" })
   async get(@Param('id') id: string): Promise<PresentedJob> {
     const job = await this.store.get(id);
@@ -74,6 +77,7 @@ export class JobsController {
   }
 
   @Delete(':id')
+  @HttpBehaviour({ access: Scope.JOBS_WRITE })
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
   async cancel(@Param('id') id: string): Promise<PresentedJob> {
     const job = await this.store.cancel(id);

@@ -1,0 +1,47 @@
+import { isLabelSafe } from './client-id';
+
+/** One key the service accepts: who it is, the SHA-256 of the key, what it may do. */
+export interface ApiKeyEntry {
+  readonly name: string;
+  readonly digest: Buffer;
+  /** Undefined: the default scopes. */
+  readonly scopes: readonly string[] | undefined;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+const SCOPE = /^[\w:.-]+$/;
+
+export class ApiKeyFileError extends Error {
+  override readonly name = 'ApiKeyFileError';
+}
+
+/**
+ * Parses an API key file: one `name:sha256hex(key)` line per key, optionally
+ * `:scope,scope` after it; blank lines and `#` comments are skipped. Only
+ * digests are stored, so the file (a Kubernetes Secret) never holds a key in
+ * clear. A bad line is reported by its number, never by its content.
+ */
+export function parseApiKeyFile(text: string): ApiKeyEntry[] {
+  const entries: ApiKeyEntry[] = [];
+  const names = new Set<string>();
+  const lines = text.split(/\r?\n/);
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const where = `line ${index + 1}`;
+    const [name = '', digest = '', scopeList, ...rest] = line.split(':');
+    if (rest.length > 0 || !isLabelSafe(name) || !SHA256_HEX.test(digest)) {
+      throw new ApiKeyFileError(
+        `${where}: expected name:sha256hex(key)[:scope,scope], the name 1-64 letters, digits, . _ -`,
+      );
+    }
+    if (names.has(name)) throw new ApiKeyFileError(`${where}: the name '${name}' is listed twice`);
+    names.add(name);
+    const scopes = scopeList?.split(',').map((scope) => scope.trim());
+    if (scopes !== undefined && !scopes.every((scope) => SCOPE.test(scope))) {
+      throw new ApiKeyFileError(`${where}: scopes are comma-separated names`);
+    }
+    entries.push({ name, digest: Buffer.from(digest, 'hex'), scopes });
+  }
+  return entries;
+}
