@@ -4,8 +4,8 @@
 
 // Packages that ship only ES modules. Node 20.19+ can require() them, but
 // jest's own module loader cannot, so jest compiles them to CommonJS.
-// (content-disposition comes with @fastify/static, which serves /docs.)
-const ESM_ONLY = ['content-disposition'];
+// (content-disposition comes with @fastify/static, which serves /docs; jose verifies tokens.)
+const ESM_ONLY = ['content-disposition', 'jose'];
 
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

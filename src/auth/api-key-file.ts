@@ -8,7 +8,8 @@ export interface ApiKeyEntry {
   readonly scopes: readonly string[] | undefined;
 }
 
-const SHA256_HEX = /^[0-9a-f]{64}$/i;
+/** `name:sha256hex` and, optionally, `:scope,scope`. */
+const LINE = /^([^:]+):([0-9a-fA-F]{64})(?::(.*))?$/;
 const SCOPE = /^[\w:.-]+$/;
 
 export class ApiKeyFileError extends Error {
@@ -29,8 +30,10 @@ export function parseApiKeyFile(text: string): ApiKeyEntry[] {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
     const where = `line ${index + 1}`;
-    const [name = '', digest = '', scopeList, ...rest] = line.split(':');
-    if (rest.length > 0 || !isLabelSafe(name) || !SHA256_HEX.test(digest)) {
+    // Scopes hold colons themselves (`jobs:read`): the digest's fixed length marks where they start.
+    const match = LINE.exec(line);
+    const [, name = '', digest = '', scopeList] = match ?? [];
+    if (match === null || !isLabelSafe(name)) {
       throw new ApiKeyFileError(
         `${where}: expected name:sha256hex(key)[:scope,scope], the name 1-64 letters, digits, . _ -`,
       );
