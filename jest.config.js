@@ -9,7 +9,7 @@ const ESM_ONLY = ['content-disposition', 'jose'];
 
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-  [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true } }],
+  [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: '<rootDir>/jest.esm-transform.js',
 };
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 

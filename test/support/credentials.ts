@@ -32,14 +32,17 @@ export class KeyFile {
 /** A signing key of a test identity provider, with its `kid`. */
 export interface SigningKey {
   readonly kid: string;
-  readonly privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+  readonly privateKey: KeyPair['privateKey'];
+  readonly publicKey: KeyPair['publicKey'];
   readonly publicJwk: JWK;
 }
+
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 
 export async function signingKey(kid: string): Promise<SigningKey> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
-  return { kid, privateKey, publicJwk };
+  return { kid, privateKey, publicKey, publicJwk };
 }
 
 export const ISSUER = 'https://idp.test';
