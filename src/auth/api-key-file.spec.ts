@@ -46,6 +46,12 @@ describe(parseApiKeyFile.name, () => {
     }
   });
 
+  it('refuses a key listed under two names', () => {
+    expect(() => parseApiKeyFile(`a:${sha256('1')}\nb:${sha256('1').toUpperCase()}`)).toThrow(
+      'line 2: the same key is listed under another name',
+    );
+  });
+
   it('refuses a name listed twice', () => {
     expect(() => parseApiKeyFile(`a:${sha256('1')}\na:${sha256('2')}`)).toThrow(
       "line 2: the name 'a' is listed twice",

@@ -25,6 +25,8 @@ export class ApiKeyFileError extends Error {
 export function parseApiKeyFile(text: string): ApiKeyEntry[] {
   const entries: ApiKeyEntry[] = [];
   const names = new Set<string>();
+  /** One key, one client: a digest listed twice would make the caller ambiguous. */
+  const digests = new Set<string>();
   const lines = text.split(/\r?\n/);
   for (const [index, raw] of lines.entries()) {
     const line = raw.trim();
@@ -40,6 +42,10 @@ export function parseApiKeyFile(text: string): ApiKeyEntry[] {
     }
     if (names.has(name)) throw new ApiKeyFileError(`${where}: the name '${name}' is listed twice`);
     names.add(name);
+    if (digests.has(digest.toLowerCase())) {
+      throw new ApiKeyFileError(`${where}: the same key is listed under another name`);
+    }
+    digests.add(digest.toLowerCase());
     const scopes = scopeList?.split(',').map((scope) => scope.trim());
     if (scopes !== undefined && !scopes.every((scope) => SCOPE.test(scope))) {
       throw new ApiKeyFileError(`${where}: scopes are comma-separated names`);

@@ -75,6 +75,8 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   const { drain, responses, bodies, access, taskAdmission } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
+  // Declared up front: a property added to some requests only would change their shape.
+  fastify.decorateRequest('identity', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
 
