@@ -48,9 +48,9 @@ export class EnvironmentVariables {
   @IsInt()
   PORT = 3000;
 
-  /** Address to listen on. */
+  /** Address to listen on. Loopback by default, so a service started with no set-up (and `AUTH_MODE=none`) is not open to the network; the container image sets `0.0.0.0`. */
   @IsString()
-  HOST = '0.0.0.0';
+  HOST = '127.0.0.1';
 
   /** HTTP processes. `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). */
   @autoOrNumber()

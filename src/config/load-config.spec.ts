@@ -17,7 +17,7 @@ describe(loadConfig.name, () => {
     const config = loadConfig({}, machine);
     expect(config.http).toEqual({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       bodyLimitBytes: 1_048_576,
       maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
