@@ -146,7 +146,7 @@ describe('AUTH_MODE=api-key (in-process app, real HTTP, real key file)', () => {
   it('refuses a caller without credentials before its body is read: 401, not 413', async () => {
     const port = Number(new URL(app.url).port);
     // Announces 512 MiB and sends a few bytes: the answer comes without waiting for the rest.
-    const { statuses } = await rawExchange(
+    const { statuses, closed } = await rawExchange(
       port,
       [
         rawRequest('POST', '/api/tasks/factorial', {
@@ -155,9 +155,11 @@ describe('AUTH_MODE=api-key (in-process app, real HTTP, real key file)', () => {
         }),
         '{"n":',
       ],
-      { waitMs: 3_000 },
+      { waitMs: 10_000 },
     );
     expect(statuses).toEqual([401]);
+    // The connection is closed after the answer: the rest of the body is never read.
+    expect(closed).toBe(true);
   });
 
   it('an unmatched route needs credentials too, then is 404', async () => {

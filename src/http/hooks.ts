@@ -137,10 +137,22 @@ function gate(check: (request: FastifyRequest, reply: FastifyReply) => Verdict) 
   return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
     const verdict = check(request, reply);
     if (verdict === undefined) return done();
-    if (!(verdict instanceof Promise)) return void sendProblem(reply, verdict, request.url);
+    if (!(verdict instanceof Promise)) return void refuse(request, reply, verdict);
     verdict.then(
-      (error) => (error === undefined ? done() : void sendProblem(reply, error, request.url)),
+      (error) => (error === undefined ? done() : void refuse(request, reply, error)),
       (error: unknown) => done(error as Error),
     );
   };
+}
+
+/**
+ * A refused request's body is never read: the connection closes after the
+ * answer, so Node does not read and discard the rest to reuse it.
+ */
+function refuse(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  const announcesBody =
+    request.headers['transfer-encoding'] !== undefined ||
+    Number(request.headers['content-length'] ?? 0) > 0;
+  if (announcesBody) void reply.header('connection', 'close');
+  return sendProblem(reply, error, request.url);
 }
