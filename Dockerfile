@@ -23,7 +23,9 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # 3. Runtime: dist/ and node_modules/, owned by root and run as `node`, so the
 #    process cannot change its own code.
 FROM node:${NODE_VERSION}-slim AS runtime
+# HOST: a container is reached from outside it; configure AUTH_MODE (docs/security.md).
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=3000
 WORKDIR /app
 COPY package.json ./

@@ -4,12 +4,12 @@
 
 // Packages that ship only ES modules. Node 20.19+ can require() them, but
 // jest's own module loader cannot, so jest compiles them to CommonJS.
-// (content-disposition comes with @fastify/static, which serves /docs.)
-const ESM_ONLY = ['content-disposition'];
+// (content-disposition comes with @fastify/static, which serves /docs; jose verifies tokens.)
+const ESM_ONLY = ['content-disposition', 'jose'];
 
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-  [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true } }],
+  [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: '<rootDir>/jest.esm-transform.js',
 };
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 

@@ -2,6 +2,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { accessGate } from './auth/access-gate';
+import { createAuthenticator } from './auth/create-authenticator';
+import { registerQuotas } from './auth/quotas';
 import { TaskCatalogService } from './compute/task-catalog.service';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
@@ -26,6 +29,8 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const logger = createRootLogger(config.log);
+  // Before anything else: a key file or public key that cannot be read stops the start.
+  const authenticator = createAuthenticator(config, logger);
   const adapter = new FastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
     onProtoPoisoning: 'error',
@@ -68,10 +73,23 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const registry = app.get(TaskRegistry);
   const shutdown = app.get(ShutdownService);
   shutdown.bind(fastify.server);
+  fastify.addHook('onClose', (_instance, done) => {
+    authenticator?.close();
+    done();
+  });
+  const taskAdmission = await registerQuotas(fastify, {
+    quotas: config.quotas,
+    redisUrl: config.jobs.redisUrl,
+    redisPrefix: config.jobs.queuePrefix,
+    log: logger,
+    isExempt: (request) => routeProfileOf(request).access === 'public',
+  });
   // Before init: Nest adds the routes during init, and onRoute must see them.
   registerHooks(fastify, {
     drain: shutdown,
     responses: app.get(HttpMetricsService),
+    access: accessGate(authenticator),
+    taskAdmission,
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,

@@ -81,6 +81,12 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         .map((i) => i.args)
         .join(' '),
     ).toMatch(new RegExp(`PORT=${defaultPort}\\b`));
+    // The service listens on loopback by default; a container must listen beyond it.
+    expect(
+      only(runtimeStage, 'ENV')
+        .map((i) => i.args)
+        .join(' '),
+    ).toMatch(/HOST=0\.0\.0\.0\b/);
     expect(JSON.parse(only(runtimeStage, 'CMD').at(-1)!.args)).toEqual(['node', 'dist/main.js']);
     expect(healthcheckCommand().join(' ')).toContain('/health/live');
   });

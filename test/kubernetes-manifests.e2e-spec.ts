@@ -61,7 +61,11 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
   });
 
   it('sets only variables the service reads, with values it accepts, one process per pod', () => {
-    const known = [...Object.keys(new EnvironmentVariables()), 'WORKER_MAX_OLD_GENERATION_MB'];
+    const known = [
+      ...Object.keys(new EnvironmentVariables()),
+      'WORKER_MAX_OLD_GENERATION_MB',
+      'AUTH_API_KEYS_FILE',
+    ];
     for (const name of Object.keys(env)) expect(known).toContain(name);
     expect(() => loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' })).not.toThrow();
     expect(env.CLUSTER_WORKERS).toBe('1');
@@ -84,6 +88,20 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
     });
     expect(routeOf(HealthController.prototype.live)).toBe('/health/live');
     expect(routeOf(HealthController.prototype.ready)).toBe('/health/ready');
+  });
+
+  it('authenticates every caller with API keys from a Secret mounted as a directory', () => {
+    const config = loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' });
+    expect(config.auth.mode).toBe('api-key');
+    const file = config.auth.apiKeysFile!;
+    const mount = (container.volumeMounts as Manifest[]).find((m) =>
+      file.startsWith(`${m.mountPath}/`),
+    );
+    expect(mount).toMatchObject({ readOnly: true });
+    // A subPath mount would never see the Secret's updates: rotation needs the directory.
+    expect(mount!.subPath).toBeUndefined();
+    const volume = (pod.volumes as Manifest[]).find((v) => v.name === mount!.name);
+    expect(volume!.secret.secretName).toEqual(expect.any(String));
   });
 
   it('gives the shutdown its whole budget, with margin, after the preStop wait', () => {

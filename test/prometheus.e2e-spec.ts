@@ -170,6 +170,8 @@ describe('Metrics against a real Prometheus', () => {
     const dir = mkdtempSync(join(workDir, 'compose-'));
     copyFileSync(COMPOSE_PROMETHEUS, join(dir, 'prometheus.yml'));
     copyFileSync(RULES, join(dir, 'rules.yml'));
+    // The scrape's API key, as deploy/compose/make-keys.sh writes it beside the config.
+    writeFileSync(join(dir, 'prometheus-api-key'), 'a-key-with-the-admin-scope');
     const check = promtool(['check', 'config', join(dir, 'prometheus.yml')]);
     expect(check.output).toContain('SUCCESS');
     expect(check.status).toBe(0);

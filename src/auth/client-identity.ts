@@ -21,12 +21,15 @@ export const ANONYMOUS: ClientIdentity = Object.freeze({
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by authentication before any handler runs; absent means anonymous. */
-    identity?: ClientIdentity;
+    /**
+     * Set by authentication before any handler runs; null (Fastify's
+     * decoration, so every request keeps one shape) or absent means anonymous.
+     */
+    identity?: ClientIdentity | null;
   }
 }
 
 /** The request's caller: the authenticated client, or the anonymous one. */
-export function identityOf(request: { identity?: ClientIdentity }): ClientIdentity {
+export function identityOf(request: { identity?: ClientIdentity | null }): ClientIdentity {
   return request.identity ?? ANONYMOUS;
 }

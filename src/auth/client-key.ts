@@ -23,7 +23,10 @@ const PLAIN_KEY = /^[\w.:-]{1,64}$/;
  * shared key.
  */
 export function clientKeyOf(
-  request: { identity?: ClientIdentity; headers: Record<string, string | string[] | undefined> },
+  request: {
+    identity?: ClientIdentity | null;
+    headers: Record<string, string | string[] | undefined>;
+  },
   headerName: string,
 ): string {
   const identity = identityOf(request);

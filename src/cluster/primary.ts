@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { AppConfig } from '../config/app-config';
 import type { LogLevel } from '../config/environment-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
+import { startClusterQuotas } from '../auth/quota.primary';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
 import { isReadyMessage } from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
@@ -183,6 +184,8 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   cluster.schedulingPolicy =
     config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
   startClusterMetrics();
+  // Every process's clients count against one quota (QUOTA_*), held here.
+  startClusterQuotas();
   for (let i = 0; i < config.cluster.workers; i++) fork();
   log(
     'info',

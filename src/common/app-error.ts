@@ -166,6 +166,24 @@ export const Errors = {
       ErrorCode.OFFSET_NOT_SUPPORTED,
       'offset is not supported: follow links.next (a cursor) from the first page',
     ),
+  /** No credentials, or ones not accepted; the detail never says whether a key exists. */
+  unauthenticated: (reason?: string) =>
+    new AppError(
+      ErrorCode.UNAUTHENTICATED,
+      reason === undefined
+        ? 'Credentials are missing or not valid: send x-api-key or Authorization: Bearer'
+        : `Credentials not accepted: ${reason}`,
+    ),
+  /** Authenticated, without the scope the route needs. */
+  forbidden: (scope: string) =>
+    new AppError(ErrorCode.FORBIDDEN, `This route needs the scope '${scope}'`),
+  /** The client's quota (requests per second, or tasks in flight) is spent. */
+  rateLimited: (what: string, limit: number, retryAfterSeconds: number) =>
+    new AppError(
+      ErrorCode.RATE_LIMITED,
+      `Quota of ${limit} ${what} per client spent; retry in about ${retryAfterSeconds} s`,
+      { limit, retryAfterSeconds },
+    ),
   internal: () =>
     new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),
 } as const;

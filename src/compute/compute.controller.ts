@@ -1,6 +1,8 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Scope } from '../auth/scopes';
+import { HttpBehaviour } from '../http/route-behaviour';
 import type { ComputeOutput } from '../tasks/compute.task';
 import { TaskInvokerService } from './task-invoker.service';
 import type { ComputeResponseDto } from './dto/compute-response.dto';
@@ -15,6 +17,7 @@ export class ComputeController {
   constructor(private readonly invoker: TaskInvokerService) {}
 
   @Post()
+  @HttpBehaviour({ access: Scope.TASKS_RUN, runsTask: true })
   @HttpCode(200)
   @ApiOperation({ summary: "The tutorial's heavy computation, run on the worker pool" })
   async compute(

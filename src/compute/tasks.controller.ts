@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { TaskCatalogService, type TaskCatalogEntry } from './task-catalog.service';
 import { TaskInvokerService } from './task-invoker.service';
@@ -20,7 +21,7 @@ export class TasksController {
   }
 
   @Post(':name')
-  @HttpBehaviour({ taskBody: { param: 'name' } })
+  @HttpBehaviour({ taskBody: { param: 'name' }, access: Scope.TASKS_RUN, runsTask: true })
   @HttpCode(200)
   @ApiOperation({
     summary: 'Run one task on the worker pool',

@@ -1,4 +1,4 @@
-import type { ClusterSchedulingPolicy, LogLevel } from './environment-variables';
+import type { AuthMode, ClusterSchedulingPolicy, LogLevel } from './environment-variables';
 
 /**
  * The typed, resolved and frozen configuration. `auto` values are resolved
@@ -61,6 +61,29 @@ export abstract class AppConfig {
     readonly clientKeyHeader: string;
     /** Threads asynchronous jobs may hold at once. */
     readonly jobsMaxThreads: number;
+  };
+  /** Who may call (docs/security.md). */
+  abstract readonly auth: {
+    readonly mode: AuthMode;
+    /** `api-key`: the file of `name:sha256hex(key)[:scopes]` lines. */
+    readonly apiKeysFile: string | undefined;
+    /** Scopes of a key or token that names none. */
+    readonly defaultScopes: readonly string[];
+    readonly jwt: {
+      readonly jwksUrl: string | undefined;
+      readonly publicKeyFile: string | undefined;
+      readonly issuer: string | undefined;
+      readonly audience: string | undefined;
+      readonly clockSkewSeconds: number;
+      readonly clientClaim: string;
+      readonly scopesClaim: string;
+      readonly jwksCooldownMs: number;
+    };
+  };
+  /** Per-client limits; 0 is no limit. */
+  abstract readonly quotas: {
+    readonly requestsPerSecond: number;
+    readonly tasksInFlight: number;
   };
   abstract readonly readiness: {
     readonly queueHighWater: number;

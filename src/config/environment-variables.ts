@@ -22,6 +22,10 @@ const isNotAuto = (property: keyof EnvironmentVariables) => (env: EnvironmentVar
 export const CLUSTER_SCHEDULING_POLICIES = ['kernel', 'round-robin'] as const;
 export type ClusterSchedulingPolicy = (typeof CLUSTER_SCHEDULING_POLICIES)[number];
 
+/** Who may call; see docs/security.md. */
+export const AUTH_MODES = ['none', 'api-key', 'jwt'] as const;
+export type AuthMode = (typeof AUTH_MODES)[number];
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -44,9 +48,9 @@ export class EnvironmentVariables {
   @IsInt()
   PORT = 3000;
 
-  /** Address to listen on. */
+  /** Address to listen on. Loopback by default, so a service started with no set-up (and `AUTH_MODE=none`) is not open to the network; the container image sets `0.0.0.0`. */
   @IsString()
-  HOST = '0.0.0.0';
+  HOST = '127.0.0.1';
 
   /** HTTP processes. `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). */
   @autoOrNumber()
@@ -109,6 +113,77 @@ export class EnvironmentVariables {
     message: 'CLIENT_KEY_HEADER must be a lower-case header name',
   })
   CLIENT_KEY_HEADER = 'x-client-id';
+
+  /** Who may call. `none`: every caller is one anonymous client (a warning is logged when `HOST` is not loopback). `api-key`: keys listed in `AUTH_API_KEYS_FILE`, sent as `x-api-key` or `Authorization: Bearer`. `jwt`: tokens of an identity provider, `Authorization: Bearer`, checked against `AUTH_JWT_JWKS_URL` or `AUTH_JWT_PUBLIC_KEY_FILE` (docs/security.md). */
+  @IsIn(AUTH_MODES)
+  AUTH_MODE: AuthMode = 'none';
+
+  /** `api-key`: a file of `name:sha256hex(key)[:scope,scope]` lines (`#` comments), re-read on SIGHUP and when it changes, so keys rotate without a restart. A line without scopes gets `AUTH_DEFAULT_SCOPES`. */
+  @IsOptional()
+  @IsString()
+  AUTH_API_KEYS_FILE?: string;
+
+  /** Scopes of an API key listed without any, and of a token without the scopes claim (space-separated). */
+  @Matches(/^[\w:.-]+(?: [\w:.-]+)*$/, {
+    message: 'AUTH_DEFAULT_SCOPES must be space-separated scope names',
+  })
+  AUTH_DEFAULT_SCOPES = 'tasks:run jobs:read jobs:write';
+
+  /** `jwt`: the identity provider's JWKS; fetched when first needed, kept for 10 minutes, fetched again when a token names an unknown `kid` (at most once per `AUTH_JWT_JWKS_COOLDOWN_MS`). */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'AUTH_JWT_JWKS_URL must be an http(s) URL' })
+  AUTH_JWT_JWKS_URL?: string;
+
+  /** `jwt`: a PEM public key (SPKI) that signs the tokens, instead of a JWKS URL. */
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_PUBLIC_KEY_FILE?: string;
+
+  /** `jwt`: the `iss` every token must carry. Required in `jwt` mode. */
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_ISSUER?: string;
+
+  /** `jwt`: the `aud` every token must name (this service). Required in `jwt` mode. */
+  @IsOptional()
+  @IsString()
+  AUTH_JWT_AUDIENCE?: string;
+
+  /** `jwt`: seconds of clock difference tolerated on `exp` and `nbf`. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(600)
+  @IsInt()
+  AUTH_JWT_CLOCK_SKEW_S = 30;
+
+  /** `jwt`: the claim that names the client (its jobs' owner, its fair share, its quota). Not 1-64 letters, digits, `. : _ -`: the client id is a hash of it. */
+  @Matches(/^[\w.:-]{1,64}$/, { message: 'AUTH_JWT_CLIENT_CLAIM must be a claim name' })
+  AUTH_JWT_CLIENT_CLAIM = 'sub';
+
+  /** `jwt`: the claim that carries scopes: a space-separated string (`scope`) or an array (`scp`). */
+  @Matches(/^[\w.:-]{1,64}$/, { message: 'AUTH_JWT_SCOPES_CLAIM must be a claim name' })
+  AUTH_JWT_SCOPES_CLAIM = 'scope';
+
+  /** `jwt`: least time between two JWKS fetches caused by unknown `kid`s, so forged tokens cannot make the service hammer the identity provider. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(3_600_000)
+  @IsInt()
+  AUTH_JWT_JWKS_COOLDOWN_MS = 30_000;
+
+  /** Requests per second one client may make to the API (probes and metrics are not counted), across the cluster's processes, and across replicas when `REDIS_URL` is set; past it: 429 `RATE_LIMITED`. `0`: no limit. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt()
+  QUOTA_REQUESTS_PER_SECOND = 0;
+
+  /** Tasks one client may have running or queued at once (`POST /api/tasks/:name`, `POST /api/compute`), across the cluster's processes; past it: 429 `RATE_LIMITED`. `0`: no limit. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt()
+  QUOTA_TASKS_IN_FLIGHT = 0;
 
   /** Worker threads asynchronous jobs may hold at once, so a batch of jobs never takes the whole pool from synchronous callers. `auto`: all threads but one, at least 1. */
   @autoOrNumber()

@@ -17,7 +17,7 @@ describe(loadConfig.name, () => {
     const config = loadConfig({}, machine);
     expect(config.http).toEqual({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       bodyLimitBytes: 1_048_576,
       maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
@@ -174,6 +174,45 @@ describe(loadConfig.name, () => {
         'HTTP_CONNECTION_TIMEOUT_MS must be 0 or longer than TASK_TIMEOUT_MS',
       ),
     ]);
+  });
+
+  it('starts with no authentication and no quotas by default', () => {
+    const config = loadConfig({}, machine);
+    expect(config.auth.mode).toBe('none');
+    expect(config.auth.defaultScopes).toEqual(['tasks:run', 'jobs:read', 'jobs:write']);
+    expect(config.auth.jwt).toMatchObject({ clockSkewSeconds: 30, clientClaim: 'sub' });
+    expect(config.quotas).toEqual({ requestsPerSecond: 0, tasksInFlight: 0 });
+  });
+
+  it('refuses an authentication mode without the settings it needs', () => {
+    expect(problemsOf({ AUTH_MODE: 'basic' })).toEqual([expect.stringContaining('AUTH_MODE')]);
+    expect(problemsOf({ AUTH_MODE: 'api-key' })).toEqual([
+      'AUTH_MODE=api-key needs AUTH_API_KEYS_FILE',
+    ]);
+    expect(problemsOf({ AUTH_MODE: 'jwt' })).toEqual([
+      'AUTH_MODE=jwt needs one of AUTH_JWT_JWKS_URL and AUTH_JWT_PUBLIC_KEY_FILE',
+      'AUTH_MODE=jwt needs AUTH_JWT_ISSUER',
+      'AUTH_MODE=jwt needs AUTH_JWT_AUDIENCE',
+    ]);
+    const jwt = { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: 'https://idp', AUTH_JWT_AUDIENCE: 'corepool' };
+    expect(
+      problemsOf({
+        ...jwt,
+        AUTH_JWT_JWKS_URL: 'https://idp/jwks',
+        AUTH_JWT_PUBLIC_KEY_FILE: 'k.pem',
+      }),
+    ).toEqual([expect.stringContaining('needs one of')]);
+    expect(problemsOf({ ...jwt, AUTH_JWT_JWKS_URL: 'ftp://idp/jwks' })).toEqual([
+      expect.stringContaining('AUTH_JWT_JWKS_URL must be an http(s) URL'),
+    ]);
+  });
+
+  it('resolves the key files against the working directory', () => {
+    const config = loadConfig(
+      { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: 'secrets/keys' },
+      machine,
+    );
+    expect(config.auth.apiKeysFile).toBe('/srv/corepool/secrets/keys');
   });
 
   it('freezes the result', () => {

@@ -16,6 +16,11 @@ const VARIABLE_NAMES = [
   'RESULT_ENCRYPTION_KEY',
   'TASK_MODULES',
   'NODE_ENV',
+  'AUTH_API_KEYS_FILE',
+  'AUTH_JWT_JWKS_URL',
+  'AUTH_JWT_PUBLIC_KEY_FILE',
+  'AUTH_JWT_ISSUER',
+  'AUTH_JWT_AUDIENCE',
 ];
 
 export class ConfigError extends Error {
@@ -95,6 +100,25 @@ function crossChecks(vars: EnvironmentVariables): string[] {
       `HTTP_CONNECTION_TIMEOUT_MS must be 0 or longer than TASK_TIMEOUT_MS (got ${connection} <= ${vars.TASK_TIMEOUT_MS})`,
     );
   }
+  problems.push(...authChecks(vars));
+  return problems;
+}
+
+/** Each mode's own settings must be there: a service meant to check callers must not start open. */
+function authChecks(vars: EnvironmentVariables): string[] {
+  if (vars.AUTH_MODE === 'api-key' && vars.AUTH_API_KEYS_FILE === undefined) {
+    return ['AUTH_MODE=api-key needs AUTH_API_KEYS_FILE'];
+  }
+  if (vars.AUTH_MODE !== 'jwt') return [];
+  const problems: string[] = [];
+  const keySources = [vars.AUTH_JWT_JWKS_URL, vars.AUTH_JWT_PUBLIC_KEY_FILE].filter(
+    (source) => source !== undefined,
+  );
+  if (keySources.length !== 1) {
+    problems.push('AUTH_MODE=jwt needs one of AUTH_JWT_JWKS_URL and AUTH_JWT_PUBLIC_KEY_FILE');
+  }
+  if (vars.AUTH_JWT_ISSUER === undefined) problems.push('AUTH_MODE=jwt needs AUTH_JWT_ISSUER');
+  if (vars.AUTH_JWT_AUDIENCE === undefined) problems.push('AUTH_MODE=jwt needs AUTH_JWT_AUDIENCE');
   return problems;
 }
 
@@ -171,6 +195,31 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       clientKeyHeader: vars.CLIENT_KEY_HEADER,
       jobsMaxThreads:
         vars.JOBS_MAX_THREADS === 'auto' ? Math.max(1, threads - 1) : vars.JOBS_MAX_THREADS,
+    },
+    auth: {
+      mode: vars.AUTH_MODE,
+      apiKeysFile:
+        vars.AUTH_API_KEYS_FILE === undefined
+          ? undefined
+          : resolve(machine.cwd, vars.AUTH_API_KEYS_FILE),
+      defaultScopes: vars.AUTH_DEFAULT_SCOPES.split(' '),
+      jwt: {
+        jwksUrl: vars.AUTH_JWT_JWKS_URL,
+        publicKeyFile:
+          vars.AUTH_JWT_PUBLIC_KEY_FILE === undefined
+            ? undefined
+            : resolve(machine.cwd, vars.AUTH_JWT_PUBLIC_KEY_FILE),
+        issuer: vars.AUTH_JWT_ISSUER,
+        audience: vars.AUTH_JWT_AUDIENCE,
+        clockSkewSeconds: vars.AUTH_JWT_CLOCK_SKEW_S,
+        clientClaim: vars.AUTH_JWT_CLIENT_CLAIM,
+        scopesClaim: vars.AUTH_JWT_SCOPES_CLAIM,
+        jwksCooldownMs: vars.AUTH_JWT_JWKS_COOLDOWN_MS,
+      },
+    },
+    quotas: {
+      requestsPerSecond: vars.QUOTA_REQUESTS_PER_SECOND,
+      tasksInFlight: vars.QUOTA_TASKS_IN_FLIGHT,
     },
     readiness: {
       queueHighWater: vars.READY_QUEUE_HIGH_WATER,

@@ -2,14 +2,20 @@ import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/commo
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { MemoryHealthIndicator } from './memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
 
-/** Probes come every few seconds, from machines: an access-log line each would say the same thing. */
-const MACHINE_POLLED = { accessLog: false } as const;
+/**
+ * Probes come every few seconds, from machines: an access-log line each would say the same thing.
+ * Kubernetes probes carry no credentials, so liveness and readiness are open; the
+ * detailed health tells memory, threads and queue, so it is for admins.
+ */
+const PROBE = { accessLog: false, access: 'public' } as const;
+const DETAILED = { accessLog: false, access: Scope.ADMIN } as const;
 
 @ApiTags('health')
 @Controller('health')
@@ -30,7 +36,7 @@ export class HealthController {
    * (docs/adr/0005-light-probes-and-synchronous-hooks.md).
    */
   @Get('live')
-  @HttpBehaviour(MACHINE_POLLED)
+  @HttpBehaviour(PROBE)
   @HealthCheck()
   live(): HealthCheckResult {
     return { status: 'ok', info: {}, error: {}, details: {} };
@@ -38,7 +44,7 @@ export class HealthController {
 
   /** Readiness: 503 while starting, saturated, slow on the event loop, or shutting down. */
   @Get('ready')
-  @HttpBehaviour(MACHINE_POLLED)
+  @HttpBehaviour(PROBE)
   @HealthCheck()
   ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [
@@ -50,7 +56,7 @@ export class HealthController {
 
   /** Readiness with details: pool, event loop and memory. */
   @Get()
-  @HttpBehaviour(MACHINE_POLLED)
+  @HttpBehaviour(DETAILED)
   @HealthCheck()
   details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [

@@ -39,7 +39,12 @@ export const ERROR_TABLE = {
   DOCUMENT_ENCRYPTED: { status: 422, title: 'Document encrypted' },
   JOB_QUEUE_FULL: { status: 503, title: 'Job queue full' },
   QUEUE_UNAVAILABLE: { status: 503, title: 'Queue unavailable' },
-  UNAUTHENTICATED: { status: 401, title: 'Unauthenticated' },
+  // RFC 6750's challenge: both API keys and tokens may come as `Authorization: Bearer`.
+  UNAUTHENTICATED: {
+    status: 401,
+    title: 'Unauthenticated',
+    headers: { 'www-authenticate': 'Bearer realm="corepool"' },
+  },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   RATE_LIMITED: { status: 429, title: 'Rate limited' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },

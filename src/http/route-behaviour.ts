@@ -1,5 +1,6 @@
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyRequest, RouteOptions } from 'fastify';
+import type { RouteAccess } from '../auth/scopes';
 
 /** Where a route finds the name of the task whose input its body is. */
 export type TaskNameSource = { readonly param: string } | { readonly query: string };
@@ -20,6 +21,16 @@ export interface RouteBehaviour {
    * access-log line would say the same thing. Default true.
    */
   readonly accessLog?: boolean;
+  /**
+   * Who may call it when authentication is on: `public` (probes), any
+   * authenticated client (the default), or the holder of a scope.
+   */
+  readonly access?: RouteAccess;
+  /**
+   * The request runs a task and holds one of its client's
+   * `QUOTA_TASKS_IN_FLIGHT` until it is answered. Default false.
+   */
+  readonly runsTask?: boolean;
 }
 
 /** A route's behaviour, compiled once when the route is registered. */
@@ -27,6 +38,8 @@ export interface RouteProfile {
   /** The route's template (`/api/tasks/:name`), or `unmatched`: never the raw URL. */
   readonly template: string;
   readonly accessLog: boolean;
+  readonly access: RouteAccess;
+  readonly runsTask: boolean;
   /** The task whose input this request's body is, by name, if the route takes one. */
   readonly taskName: (request: FastifyRequest) => string | undefined;
 }
@@ -53,9 +66,12 @@ export function compileRouteProfile(route: RouteOptions): void {
   const profile: RouteProfile = {
     template: route.url,
     accessLog: behaviour.accessLog ?? true,
+    access: behaviour.access ?? 'authenticated',
+    runsTask: behaviour.runsTask ?? false,
     taskName: taskNameReader(behaviour.taskBody),
   };
-  route.config = { ...config, [PROFILE]: profile };
+  // A cast: plugins (@fastify/rate-limit) declare their own keys on Fastify's config type.
+  route.config = { ...config, [PROFILE]: profile } as RouteOptions['config'];
 }
 
 /** The profile stored in a route's config; a default one for unmatched requests. */
@@ -64,7 +80,16 @@ export function profileIn(
   url: string | undefined,
 ): RouteProfile {
   const profile = config?.[PROFILE] as RouteProfile | undefined;
-  return profile ?? { template: url ?? UNMATCHED_ROUTE, accessLog: true, taskName: noTask };
+  // A request no route matched still needs credentials: a 404 would tell strangers which routes exist.
+  return (
+    profile ?? {
+      template: url ?? UNMATCHED_ROUTE,
+      accessLog: true,
+      access: 'authenticated',
+      runsTask: false,
+      taskName: noTask,
+    }
+  );
 }
 
 function taskNameReader(source: TaskNameSource | undefined): RouteProfile['taskName'] {

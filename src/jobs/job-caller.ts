@@ -1,11 +1,9 @@
 import { identityOf, type ClientIdentity } from '../auth/client-identity';
+import { Scope } from '../auth/scopes';
 import type { JobCaller } from './job-queue';
 
-/** The scope that sees and cancels every owner's jobs. */
-export const ADMIN_SCOPE = 'admin';
-
-/** The request's caller as the job queue scopes it: owner id, and admin or not. */
-export function callerOf(request: { identity?: ClientIdentity }): JobCaller {
+/** The request's caller as the job queue scopes it: owner id, and whether `admin` lets it see every owner's jobs. */
+export function callerOf(request: { identity?: ClientIdentity | null }): JobCaller {
   const identity = identityOf(request);
-  return { id: identity.id, admin: identity.scopes.has(ADMIN_SCOPE) };
+  return { id: identity.id, admin: identity.scopes.has(Scope.ADMIN) };
 }

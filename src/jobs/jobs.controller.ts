@@ -3,6 +3,7 @@ import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
+import { Scope } from '../auth/scopes';
 import { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
@@ -33,7 +34,7 @@ export class JobsController {
 
   @Post()
   // Binary tasks: the raw body is the input of the task named by `?task=`.
-  @HttpBehaviour({ taskBody: { query: 'task' } })
+  @HttpBehaviour({ taskBody: { query: 'task' }, access: Scope.JOBS_WRITE })
   @ApiOperation({
     summary:
       'Submit a job: 202 with its id and a Location to poll (200: a retry of the same submission)',
@@ -62,6 +63,7 @@ export class JobsController {
   }
 
   @Get()
+  @HttpBehaviour({ access: Scope.JOBS_READ })
   @ApiOperation({
     summary: "The caller's jobs, newest first, optionally by status; cursor pages (links.next)",
   })
@@ -83,6 +85,7 @@ export class JobsController {
   }
 
   @Get(':id')
+  @HttpBehaviour({ access: Scope.JOBS_READ })
   @ApiOperation({ summary: "A job's status, attempts, times, progress, and its result or error" })
   async get(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
     const job = await this.queue.get(id, callerOf(request));
@@ -91,6 +94,7 @@ export class JobsController {
   }
 
   @Get(':id/events')
+  @HttpBehaviour({ access: Scope.JOBS_READ })
   @ApiOperation({
     summary: "A job's status changes and progress as Server-Sent Events, until it ends",
     description:
@@ -125,6 +129,7 @@ export class JobsController {
   }
 
   @Delete(':id')
+  @HttpBehaviour({ access: Scope.JOBS_WRITE })
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
   async cancel(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
     const job = await this.queue.cancel(id, callerOf(request));

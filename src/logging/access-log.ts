@@ -1,4 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { identityOf } from '../auth/client-identity';
 
 /**
  * Fastify's request logging, as one line per request: when it is answered,
@@ -7,6 +8,8 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
  * request" line goes to debug. The lines come from the request's own logger,
  * so they carry its `reqId`. Fastify's request serializer writes method, url,
  * host and remote address, never headers: credentials stay out of the logs.
+ * `client` is the caller's id (a key's name, a token's client claim, or
+ * `anonymous`), label-safe by construction (auth/client-id.ts).
  */
 export class AccessLog extends LogController {
   /**
@@ -28,7 +31,12 @@ export class AccessLog extends LogController {
     reply: FastifyReply,
   ): void {
     if (this.isLogDisabled(request)) return;
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    const line = {
+      req: request,
+      res: reply,
+      responseTime: reply.elapsedTime,
+      client: identityOf(request).id,
+    };
     if (error !== null && error !== undefined) {
       reply.log.error({ ...line, err: error }, 'request errored');
     } else if (reply.statusCode >= 500) {

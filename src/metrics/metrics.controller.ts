@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { FastifyReply } from 'fastify';
 import { register } from 'prom-client';
+import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { ClusterScrapeService } from './cluster-scrape.service';
 
@@ -15,8 +16,9 @@ export class MetricsController extends PrometheusController {
   }
 
   @Get()
-  // Scrapes come every few seconds, from Prometheus: no access-log line each.
-  @HttpBehaviour({ accessLog: false })
+  // Scrapes come every few seconds, from Prometheus: no access-log line each. What the
+  // service is doing is for operators: with authentication on, a scrape needs `admin`.
+  @HttpBehaviour({ accessLog: false, access: Scope.ADMIN })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const text = await this.cluster.scrape();

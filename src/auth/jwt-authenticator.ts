@@ -1,0 +1,103 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/app-config';
+import {
+  credentialOf,
+  type AuthenticationResult,
+  type Authenticator,
+  type Rejection,
+} from './authenticator';
+import { clientIdOf } from './client-id';
+
+type JwtConfig = AppConfig['auth']['jwt'];
+
+/** Time allowed for one JWKS fetch; a slow identity provider must not hold requests long. */
+const JWKS_TIMEOUT_MS = 5_000;
+
+/** A token's claims failed after its signature was checked: saying which helps the client and tells a forger nothing. */
+const CLAIM_FAILURES: Readonly<Record<string, string>> = {
+  ERR_JWT_EXPIRED: 'the token has expired',
+  ERR_JWT_CLAIM_VALIDATION_FAILED: 'the token is not for this service, or not yet valid',
+};
+
+const MISSING: Rejection = Object.freeze({ rejected: 'missing' });
+
+/**
+ * Bearer tokens of an identity provider, verified with `jose`: signature
+ * against a JWKS (cached; fetched again when a token names an unknown `kid`,
+ * at most once per cooldown) or a local public key, then `iss`, `aud`,
+ * `exp` and `nbf` within the clock skew. The client is one claim
+ * (`AUTH_JWT_CLIENT_CLAIM`), its scopes another (`scope` as a
+ * space-separated string, or an array such as `scp`).
+ */
+export class JwtAuthenticator implements Authenticator {
+  private readonly key: ReturnType<typeof createRemoteJWKSet> | KeyObject;
+
+  constructor(
+    private readonly config: JwtConfig,
+    private readonly defaultScopes: readonly string[],
+    private readonly log: Logger,
+  ) {
+    this.key =
+      config.jwksUrl !== undefined
+        ? createRemoteJWKSet(new URL(config.jwksUrl), {
+            cooldownDuration: config.jwksCooldownMs,
+            timeoutDuration: JWKS_TIMEOUT_MS,
+          })
+        : createPublicKey(readFileSync(config.publicKeyFile ?? '', 'utf8'));
+  }
+
+  async authenticate(headers: IncomingHttpHeaders): Promise<AuthenticationResult> {
+    const token = credentialOf(headers, { apiKeyHeader: false });
+    if (token === undefined) return MISSING;
+    try {
+      const options = {
+        issuer: this.config.issuer,
+        audience: this.config.audience,
+        clockTolerance: this.config.clockSkewSeconds,
+      };
+      // Two calls, not one with a union key: jose types each overload apart.
+      const { payload } =
+        this.key instanceof Function
+          ? await jwtVerify(token, this.key, options)
+          : await jwtVerify(token, this.key, options);
+      return this.identityOf(payload);
+    } catch (error) {
+      return this.rejection(error);
+    }
+  }
+
+  close(): void {}
+
+  private identityOf(payload: JWTPayload): AuthenticationResult {
+    const client = payload[this.config.clientClaim];
+    if (typeof client !== 'string' || client === '') {
+      return { rejected: 'invalid', reason: `the token has no ${this.config.clientClaim} claim` };
+    }
+    const claimed = payload[this.config.scopesClaim];
+    const scopes =
+      typeof claimed === 'string'
+        ? claimed.split(' ').filter((scope) => scope !== '')
+        : Array.isArray(claimed)
+          ? claimed.filter((scope): scope is string => typeof scope === 'string')
+          : this.defaultScopes;
+    return Object.freeze({ id: clientIdOf(client), scopes: new Set(scopes), authenticated: true });
+  }
+
+  private rejection(error: unknown): Rejection {
+    // The JWKS cannot be fetched or read: the caller is refused, and operators need to know why.
+    const unverifiable =
+      !(error instanceof errors.JOSEError) ||
+      error instanceof errors.JWKSTimeout ||
+      error instanceof errors.JWKSInvalid;
+    if (unverifiable) {
+      this.log.warn({ err: error }, 'the JWKS is not available; bearer tokens cannot be verified');
+      return { rejected: 'invalid' };
+    }
+    const reason = CLAIM_FAILURES[error.code];
+    return reason === undefined ? { rejected: 'invalid' } : { rejected: 'invalid', reason };
+  }
+}

@@ -1,0 +1,111 @@
+import cluster from 'node:cluster';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Redis from 'ioredis';
+import type { Logger } from 'pino';
+import { Errors, type AppError } from '../common/app-error';
+import type { AppConfig } from '../config/app-config';
+import { identityOf } from './client-identity';
+import { clusterRateStore } from './cluster-rate-store';
+import { QuotaChannel } from './quota-channel';
+import { ClusterTaskSlots, LocalTaskSlots, type TaskSlots } from './task-slots';
+
+/** The window of `QUOTA_REQUESTS_PER_SECOND`. */
+const RATE_WINDOW_MS = 1_000;
+/** A client at its task limit may try again once one of its tasks is likely done. */
+const TASK_SLOT_RETRY_AFTER_SECONDS = 1;
+
+export interface QuotaOptions {
+  readonly quotas: AppConfig['quotas'];
+  /** Set: request counts live in this Redis, shared by every replica. */
+  readonly redisUrl: string | undefined;
+  readonly redisPrefix: string;
+  readonly log: Logger;
+  /** Routes never counted (probes): they must answer whatever a client does. */
+  readonly isExempt: (request: FastifyRequest) => boolean;
+}
+
+/** Admits a request that runs a task, or says why not; it holds its slot until its response closes. */
+export type TaskQuotaGate = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+) => AppError | undefined | Promise<AppError | undefined>;
+
+/**
+ * Per-client quotas, keyed by the authenticated client (`identityOf`):
+ *
+ * - requests per second with `@fastify/rate-limit` (its `RateLimit-*` and
+ *   `Retry-After` headers), counted in Redis when `REDIS_URL` is set (every
+ *   replica), else in the cluster primary (every process), else here;
+ * - tasks in flight, counted in the cluster primary or here.
+ *
+ * Register before the app is initialised: the plugin hooks into routes as
+ * they are added.
+ */
+export async function registerQuotas(
+  fastify: FastifyInstance,
+  options: QuotaOptions,
+): Promise<TaskQuotaGate> {
+  const { quotas, log } = options;
+  const channel = cluster.isWorker
+    ? new QuotaChannel((message) => process.send?.(message))
+    : undefined;
+  const redis =
+    quotas.requestsPerSecond > 0 && options.redisUrl !== undefined
+      ? new Redis(options.redisUrl, {
+          // Fail at once while Redis is away: the request is let through, never held.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          connectTimeout: 2_000,
+          lazyConnect: false,
+        })
+      : undefined;
+  redis?.on('error', (error) => log.warn({ err: error }, 'quota Redis unavailable'));
+  fastify.addHook('onClose', (_instance, done) => {
+    channel?.close();
+    redis?.disconnect();
+    done();
+  });
+
+  if (quotas.requestsPerSecond > 0) {
+    await fastify.register(rateLimit, {
+      global: true,
+      max: quotas.requestsPerSecond,
+      timeWindow: RATE_WINDOW_MS,
+      keyGenerator: (request) => identityOf(request).id,
+      allowList: (request) => options.isExempt(request),
+      // `RateLimit-Limit`, `-Remaining`, `-Reset` (the IETF draft) rather than `X-RateLimit-*`.
+      enableDraftSpec: true,
+      // A store that cannot answer (Redis or the primary away) lets requests through.
+      skipOnError: true,
+      ...(redis !== undefined
+        ? { redis, nameSpace: `${options.redisPrefix}:quota:` }
+        : channel !== undefined
+          ? { store: clusterRateStore(channel) }
+          : {}),
+      errorResponseBuilder: (_request, context) =>
+        Errors.rateLimited('requests per second', context.max, Math.ceil(context.ttl / 1000)),
+    });
+  }
+
+  const max = quotas.tasksInFlight;
+  if (max === 0) return () => undefined;
+  const slots: TaskSlots =
+    channel === undefined
+      ? new LocalTaskSlots(max)
+      : new ClusterTaskSlots(channel, max, (error) =>
+          log.warn({ err: error }, 'task quota not checked: the primary did not answer'),
+        );
+  return (request, reply) => {
+    const key = identityOf(request).id;
+    const admit = (granted: boolean) => {
+      if (!granted)
+        return Errors.rateLimited('tasks in flight', max, TASK_SLOT_RETRY_AFTER_SECONDS);
+      // 'close' comes once per response, answered or abandoned by its client.
+      reply.raw.once('close', () => slots.release(key));
+      return undefined;
+    };
+    const granted = slots.acquire(key);
+    return granted instanceof Promise ? granted.then(admit) : admit(granted);
+  };
+}

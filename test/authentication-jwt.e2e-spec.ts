@@ -1,0 +1,162 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportSPKI, UnsecuredJWT } from 'jose';
+import {
+  AUDIENCE,
+  ISSUER,
+  JwksServer,
+  KeyFile,
+  signingKey,
+  token,
+  type SigningKey,
+} from './support/credentials';
+import { startApp, type RunningApp } from './support/http-app';
+
+jest.setTimeout(60_000);
+
+/** Long enough that two requests in a row fall within it on a busy machine. */
+const COOLDOWN_MS = 1_500;
+const now = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** A route that needs `tasks:run`, with a valid body. */
+const runTask = (app: RunningApp, headers: Record<string, string>) =>
+  fetch(`${app.url}/api/tasks/factorial`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: '{"n":5}',
+  });
+const bearer = (jwt: string) => ({ authorization: `Bearer ${jwt}` });
+
+async function refusal(response: Response) {
+  expect(response.status).toBe(401);
+  expect(response.headers.get('www-authenticate')).toBe('Bearer realm="corepool"');
+  return ((await response.json()) as { code: string; detail: string }).detail;
+}
+
+describe('AUTH_MODE=jwt against a JWKS URL (real keys, real tokens, a local JWKS server)', () => {
+  const jwks = new JwksServer();
+  let first: SigningKey;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    first = await signingKey('key-1');
+    jwks.keys = [first.publicJwk];
+    app = await startApp({
+      AUTH_MODE: 'jwt',
+      AUTH_JWT_JWKS_URL: await jwks.start(),
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+      AUTH_JWT_CLOCK_SKEW_S: '30',
+      AUTH_JWT_JWKS_COOLDOWN_MS: String(COOLDOWN_MS),
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    await jwks.stop();
+  });
+
+  it('accepts a valid token, and refuses one whose scopes do not cover the route', async () => {
+    expect((await runTask(app, bearer(await token(first)))).status).toBe(200);
+    const readOnly = await runTask(app, bearer(await token(first, { scope: 'jobs:read' })));
+    expect(readOnly.status).toBe(403);
+    expect(await readOnly.json()).toMatchObject({ code: 'FORBIDDEN' });
+    const admin = await fetch(`${app.url}/metrics`, {
+      headers: bearer(await token(first, { scope: 'admin' })),
+    });
+    expect(admin.status).toBe(200);
+  });
+
+  it('refuses missing and malformed credentials; an API key header is no token', async () => {
+    await refusal(await runTask(app, {}));
+    await refusal(await runTask(app, bearer('not-a-token')));
+    await refusal(await runTask(app, bearer('a.b.c')));
+    await refusal(await runTask(app, { 'x-api-key': await token(first) }));
+    const unsigned = new UnsecuredJWT({ sub: 'billing', scope: 'tasks:run' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('5m')
+      .encode();
+    await refusal(await runTask(app, bearer(unsigned)));
+  });
+
+  it('checks exp and nbf with the clock skew, and says so', async () => {
+    expect(
+      await refusal(await runTask(app, bearer(await token(first, { exp: now() - 120 })))),
+    ).toMatch(/expired/);
+    // 10 s late is within the 30 s skew.
+    expect((await runTask(app, bearer(await token(first, { exp: now() - 10 })))).status).toBe(200);
+    await refusal(await runTask(app, bearer(await token(first, { nbf: now() + 120 }))));
+    expect((await runTask(app, bearer(await token(first, { nbf: now() + 10 })))).status).toBe(200);
+  });
+
+  it('refuses another audience, another issuer, and a token without its client claim', async () => {
+    expect(
+      await refusal(await runTask(app, bearer(await token(first, { aud: 'another-service' })))),
+    ).toMatch(/not for this service/);
+    await refusal(await runTask(app, bearer(await token(first, { iss: 'https://evil.test' }))));
+    await refusal(await runTask(app, bearer(await token(first, { sub: undefined }))));
+  });
+
+  it('refetches the JWKS for an unknown kid (at most once per cooldown), then trusts a published key', async () => {
+    const second = await signingKey('key-2');
+    const before = jwks.fetches;
+    await sleep(COOLDOWN_MS + 100);
+    await refusal(await runTask(app, bearer(await token(second))));
+    expect(jwks.fetches).toBe(before + 1);
+    // Within the cooldown an unknown kid does not make the service fetch again.
+    await refusal(await runTask(app, bearer(await token(second))));
+    expect(jwks.fetches).toBe(before + 1);
+
+    // The provider rotates: the new key is published, the old one stays for tokens in flight.
+    jwks.keys = [first.publicJwk, second.publicJwk];
+    await sleep(COOLDOWN_MS + 100);
+    expect((await runTask(app, bearer(await token(second)))).status).toBe(200);
+    expect(jwks.fetches).toBe(before + 2);
+    expect((await runTask(app, bearer(await token(first)))).status).toBe(200);
+  });
+
+  it('refuses a token signed by another key under a known kid', async () => {
+    const forger = await signingKey('key-1');
+    await refusal(await runTask(app, bearer(await token(forger))));
+  });
+});
+
+describe('AUTH_MODE=jwt against a local public key file, scopes as an array claim', () => {
+  let key: SigningKey;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    key = await signingKey('local');
+    const dir = new KeyFile({}).dir;
+    const publicKeyFile = join(dir, 'idp.pem');
+    writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
+    app = await startApp({
+      AUTH_MODE: 'jwt',
+      AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+      AUTH_JWT_SCOPES_CLAIM: 'scp',
+      AUTH_JWT_CLIENT_CLAIM: 'client_id',
+    });
+  });
+  afterAll(() => app.close());
+
+  it('reads the client from the configured claim and the scopes from an array', async () => {
+    const claims = { client_id: 'auth0|5f7c8ec7c33c6c004bbafe82', scope: undefined };
+    expect(
+      (await runTask(app, bearer(await token(key, { ...claims, scp: ['tasks:run'] })))).status,
+    ).toBe(200);
+    expect(
+      (await runTask(app, bearer(await token(key, { ...claims, scp: ['jobs:read'] })))).status,
+    ).toBe(403);
+    await refusal(await runTask(app, bearer(await token(key, { scp: ['tasks:run'] }))));
+  });
+
+  it('refuses a token of another key', async () => {
+    const other = await signingKey('local');
+    await refusal(
+      await runTask(app, bearer(await token(other, { client_id: 'billing', scp: ['tasks:run'] }))),
+    );
+  });
+});

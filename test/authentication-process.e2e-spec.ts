@@ -1,0 +1,109 @@
+import { writeFileSync } from 'node:fs';
+import { KeyFile } from './support/credentials';
+import { waitUntil } from './support/poll';
+import { launchProcess, startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(90_000);
+
+/** How many lines so far say the keys were reloaded on SIGHUP (the file watcher says so too, apart). */
+const reloadsOf = (service: ServiceProcess) =>
+  service.lines.filter((line) => line.includes('API keys reloaded (SIGHUP)')).length;
+
+/** Resolves once the service has reloaded its keys on SIGHUP once more than `before`. */
+const nextReload = (service: ServiceProcess, before: number) =>
+  waitUntil('the keys to be reloaded', () => reloadsOf(service) > before, { timeoutMs: 15_000 });
+
+const tasks = (service: ServiceProcess, key: string) =>
+  fetch(`${service.url}/api/tasks`, { headers: { 'x-api-key': key } });
+
+describe('API keys in a real process: rotation without downtime, access log', () => {
+  const keys = new KeyFile({ billing: { key: 'billing-old-2b1e' }, ops: { key: 'ops-9d1c' } });
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      AUTH_MODE: 'api-key',
+      AUTH_API_KEYS_FILE: keys.path,
+    });
+  });
+  afterAll(() => service.stop());
+
+  it('names the client in the access log, never the key', async () => {
+    const response = await fetch(`${service.url}/api/tasks`, {
+      headers: { 'x-api-key': 'billing-old-2b1e', 'x-request-id': 'who-1' },
+    });
+    expect(response.status).toBe(200);
+    const line = JSON.parse(await service.waitForLine(/"reqId":"who-1".*request completed/));
+    expect(line).toMatchObject({ client: 'billing', res: { statusCode: 200 } });
+    expect(service.lines.join('\n')).not.toContain('billing-old-2b1e');
+  });
+
+  it('rotates on SIGHUP: the new key works, the revoked one gets 401, the service never stops', async () => {
+    // Step 1: both keys for a while, so clients can move over.
+    keys.write({
+      billing: { key: 'billing-old-2b1e' },
+      'billing-2': { key: 'billing-new-77aa' },
+      ops: { key: 'ops-9d1c' },
+    });
+    const before = reloadsOf(service);
+    process.kill(service.pid, 'SIGHUP');
+    await nextReload(service, before);
+    expect((await tasks(service, 'billing-new-77aa')).status).toBe(200);
+    expect((await tasks(service, 'billing-old-2b1e')).status).toBe(200);
+
+    // Step 2: the old key is revoked.
+    keys.write({ 'billing-2': { key: 'billing-new-77aa' }, ops: { key: 'ops-9d1c' } });
+    const reloads = reloadsOf(service);
+    process.kill(service.pid, 'SIGHUP');
+    await nextReload(service, reloads);
+    expect((await tasks(service, 'billing-old-2b1e')).status).toBe(401);
+    expect((await tasks(service, 'billing-new-77aa')).status).toBe(200);
+    expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+  });
+
+  it('reloads when the file changes, with no signal (a Kubernetes Secret update)', async () => {
+    keys.write({ ops: { key: 'ops-9d1c' } });
+    await waitUntil(
+      'the revoked key to be refused',
+      async () => (await tasks(service, 'billing-new-77aa')).status === 401,
+      { timeoutMs: 15_000 },
+    );
+    expect(service.lines.some((line) => line.includes('API keys reloaded (file changed)'))).toBe(
+      true,
+    );
+    expect((await tasks(service, 'ops-9d1c')).status).toBe(200);
+  });
+
+  it('keeps the keys it has when the new file does not parse', async () => {
+    writeFileSync(keys.path, 'ops:not-a-digest\n');
+    process.kill(service.pid, 'SIGHUP');
+    await service.waitForLine(/API keys not reloaded \(SIGHUP\); the previous keys stay in use/);
+    expect((await tasks(service, 'ops-9d1c')).status).toBe(200);
+  });
+});
+
+describe('authentication settings checked at start', () => {
+  it('refuses to start on a key file that does not parse, naming the line', async () => {
+    const keys = new KeyFile({});
+    writeFileSync(keys.path, '# ok\nbilling:xyz\n');
+    const service = await launchProcess({
+      env: { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: keys.path, CLUSTER_WORKERS: '1' },
+      readyPath: null,
+    });
+    expect((await service.exited).code).toBe(1);
+    expect(service.lines.join('\n')).toMatch(/line 2: expected name:sha256hex/);
+  });
+
+  it('warns when it listens beyond loopback without authentication', async () => {
+    const open = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', HOST: '0.0.0.0' });
+    const local = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    try {
+      await open.waitForLine(/AUTH_MODE=none on a non-loopback address/);
+      expect(local.lines.join('\n')).not.toContain('AUTH_MODE=none');
+    } finally {
+      await Promise.all([open.stop(), local.stop()]);
+    }
+  });
+});
