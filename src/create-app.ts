@@ -5,6 +5,7 @@ import { AppModule } from './app.module';
 import { TaskCatalogService } from './compute/task-catalog.service';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
+import { BodyMemoryBudget } from './http/body-memory-budget';
 import { registerHooks } from './http/hooks';
 import { setupOpenApi } from './http/openapi';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -72,6 +73,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   registerHooks(fastify, {
     drain: shutdown,
     responses: app.get(HttpMetricsService),
+    budget: app.get(BodyMemoryBudget),
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,

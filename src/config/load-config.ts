@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
@@ -11,6 +11,7 @@ export const AUTO_QUEUE_PER_THREAD = 16;
 /** Every variable corepool reads; nothing else in the environment is looked at. */
 const VARIABLE_NAMES = [
   ...Object.keys(new EnvironmentVariables()),
+  'ADMIN_PORT',
   'WORKER_MAX_OLD_GENERATION_MB',
   'REDIS_URL',
   'RESULT_ENCRYPTION_KEY',
@@ -31,13 +32,32 @@ export interface MachineFacts {
   readonly cores: number;
   readonly stdoutIsTty: boolean;
   readonly cwd: string;
+  /** Memory this process tree may use: the container's limit, else the machine's; unset: read it. */
+  readonly memoryBytes?: number;
 }
 
 const currentMachine = (): MachineFacts => ({
   cores: availableParallelism(),
   stdoutIsTty: process.stdout.isTTY === true,
   cwd: process.cwd(),
+  memoryBytes: memoryLimitBytes(),
 });
+
+/**
+ * The cgroup's memory limit (a container's), when there is one, else the
+ * machine's memory. Node reports "no limit" as a huge number, hence the minimum.
+ */
+function memoryLimitBytes(): number {
+  const constrained = process.constrainedMemory();
+  return constrained > 0 ? Math.min(constrained, totalmem()) : totalmem();
+}
+
+/**
+ * Share of a process's memory its request bodies may hold, for
+ * `BODY_MEMORY_BUDGET_BYTES=auto`: a buffered body briefly needs twice its size
+ * (the chunks, then the joined Buffer), and the rest is heap, threads and headroom.
+ */
+export const BODY_BUDGET_SHARE = 0.25;
 
 /**
  * Parses and validates the environment once. Every offending variable is
@@ -76,6 +96,16 @@ function crossChecks(vars: EnvironmentVariables): string[] {
       `HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${vars.HTTP_HEADERS_TIMEOUT_MS} > ${vars.HTTP_REQUEST_TIMEOUT_MS})`,
     );
   }
+  if (vars.ADMIN_PORT !== undefined && vars.ADMIN_PORT === vars.PORT) {
+    problems.push(`ADMIN_PORT must differ from PORT (got ${vars.ADMIN_PORT})`);
+  }
+  // A body within its route's limit must be able to fit, or it could only ever get 503.
+  const budget = vars.BODY_MEMORY_BUDGET_BYTES;
+  if (budget !== 'auto' && budget < vars.BINARY_BODY_LIMIT_BYTES) {
+    problems.push(
+      `BODY_MEMORY_BUDGET_BYTES must be at least BINARY_BODY_LIMIT_BYTES (got ${budget} < ${vars.BINARY_BODY_LIMIT_BYTES})`,
+    );
+  }
   // A socket is silent while its task runs: a shorter idle timeout would cut valid requests.
   const connection = vars.HTTP_CONNECTION_TIMEOUT_MS;
   if (connection !== 'auto' && connection > 0 && connection <= vars.TASK_TIMEOUT_MS) {
@@ -101,10 +131,17 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
     vars.POOL_MAX_QUEUE === 'auto'
       ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
       : vars.POOL_MAX_QUEUE;
+  const memoryPerProcess = (machine.memoryBytes ?? memoryLimitBytes()) / clusterWorkers;
   return {
     http: {
       port: vars.PORT,
       host: vars.HOST,
+      adminPort: vars.ADMIN_PORT,
+      docsEnabled: vars.DOCS_ENABLED === 'true',
+      bodyMemoryBudgetBytes:
+        vars.BODY_MEMORY_BUDGET_BYTES === 'auto'
+          ? Math.max(vars.BINARY_BODY_LIMIT_BYTES, Math.floor(memoryPerProcess * BODY_BUDGET_SHARE))
+          : vars.BODY_MEMORY_BUDGET_BYTES,
       bodyLimitBytes: vars.BODY_LIMIT_BYTES,
       maxJsonNodes: vars.BODY_MAX_JSON_NODES,
       binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,

@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
-import { announcedTooLarge, registerBodyParsers, type BodyParserOptions } from './body-parsers';
+import { admitAnnouncedBody, guardBodyStream } from './body-admission';
+import type { BodyMemoryBudget } from './body-memory-budget';
+import {
+  announcedTooLarge,
+  bodyLimitFor,
+  registerBodyParsers,
+  type BodyParserOptions,
+} from './body-parsers';
+import { lingerOnClose } from './lingering-close';
 import { problemCodeOf, sendProblem } from './problem-details.filter';
 import { routeOf, stampRequest } from './request-context';
 import { compileRouteProfile } from './route-behaviour';
@@ -29,6 +37,8 @@ export interface HookParticipants {
   readonly drain: DrainGate;
   readonly responses: ResponseRecorder;
   readonly bodies: BodyParserOptions;
+  /** The bytes of bodies this process may hold at once. */
+  readonly budget: BodyMemoryBudget;
 }
 
 /**
@@ -40,12 +50,17 @@ export interface HookParticipants {
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
  * 3. `onRequest`: the drain counts the request; once its budget has run out,
  *    it is refused with 503 SHUTTING_DOWN.
- * 4. `onRequest`: a body announced larger than its route's limit: 413 before it is read.
- * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
- * 6. `onSend`: `Connection: close` on every 503, while draining, and once a
- *    connection is older than its maximum age, so the client reconnects —
- *    to another process, or to this one's replacement.
- * 7. `onResponse`: duration and error metrics by route template and problem code.
+ * 4. `onRequest`: a body announced larger than its route's limit: 413 before
+ *    it is read; one that does not fit the memory budget: 503 (reason `memory`).
+ * 5. `preParsing`: the body decoded from its `Content-Encoding` (else 415) and
+ *    held to its route's limit (413) and the memory budget (503) as it streams.
+ * 6. content-type parsers: JSON, or raw bytes for a binary task's route.
+ * 7. `onSend`: `Connection: close` on every 503, on a response sent before its
+ *    request's body was read to the end (a lingering close: the client reads
+ *    the answer, the rest is not kept), while draining,
+ *    and once a connection is older than its maximum age, so the client
+ *    reconnects — to another process, or to this one's replacement.
+ * 8. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -55,7 +70,7 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies } = participants;
+  const { drain, responses, bodies, budget } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
 
@@ -73,14 +88,22 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   });
 
   const tooLarge = announcedTooLarge(bodies);
-  fastify.addHook('onRequest', (request, _reply, done) => done(tooLarge(request)));
+  const admitBody = admitAnnouncedBody(budget);
+  fastify.addHook('onRequest', (request, reply, done) =>
+    done(tooLarge(request) ?? admitBody(request, reply)),
+  );
+
+  fastify.addHook('preParsing', guardBodyStream(budget, bodyLimitFor(bodies)));
 
   registerBodyParsers(fastify, bodies);
 
   fastify.addHook('onSend', (request, reply, payload, done) => {
     // A process that answers 503 is full or going away: the client's next try on a new
-    // connection may land on a process that is not.
-    if (reply.statusCode === 503 || drain.closesConnection(request.raw)) {
+    // connection may land on a process that is not. A body refused before its end is
+    // not read on: closing is the only way not to.
+    const bodyLeftUnread = !request.raw.complete;
+    if (bodyLeftUnread) lingerOnClose(request.raw);
+    if (reply.statusCode === 503 || bodyLeftUnread || drain.closesConnection(request.raw)) {
       void reply.header('connection', 'close');
     }
     done(null, payload);
