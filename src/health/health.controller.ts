@@ -48,9 +48,9 @@ export class HealthController {
     ]);
   }
 
-  /** Readiness with details: pool, event loop and memory. */
+  /** Readiness with details: pool, event loop and memory; on ADMIN_PORT when one is set. */
   @Get()
-  @HttpBehaviour(MACHINE_POLLED)
+  @HttpBehaviour({ ...MACHINE_POLLED, admin: true })
   @HealthCheck()
   details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
+import type { AdminListener } from './admin-listener';
 import { admitAnnouncedBody, guardBodyStream } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
 import {
@@ -11,7 +12,7 @@ import {
 } from './body-parsers';
 import { lingerOnClose } from './lingering-close';
 import { problemCodeOf, sendProblem } from './problem-details.filter';
-import { routeOf, stampRequest } from './request-context';
+import { routeOf, routeProfileOf, stampRequest } from './request-context';
 import { compileRouteProfile } from './route-behaviour';
 
 /** The drain's say over each request (ShutdownService). */
@@ -39,6 +40,8 @@ export interface HookParticipants {
   readonly bodies: BodyParserOptions;
   /** The bytes of bodies this process may hold at once. */
   readonly budget: BodyMemoryBudget;
+  /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
+  readonly admin?: AdminListener;
 }
 
 /**
@@ -48,19 +51,21 @@ export interface HookParticipants {
  *
  * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
- * 3. `onRequest`: the drain counts the request; once its budget has run out,
+ * 3. `onRequest`: with ADMIN_PORT, a route answers only on its own listener
+ *    (operator routes on the admin port, the rest on the public one); 404 elsewhere.
+ * 4. `onRequest`: the drain counts the request; once its budget has run out,
  *    it is refused with 503 SHUTTING_DOWN.
- * 4. `onRequest`: a body announced larger than its route's limit: 413 before
+ * 5. `onRequest`: a body announced larger than its route's limit: 413 before
  *    it is read; one that does not fit the memory budget: 503 (reason `memory`).
- * 5. `preParsing`: the body decoded from its `Content-Encoding` (else 415) and
+ * 6. `preParsing`: the body decoded from its `Content-Encoding` (else 415) and
  *    held to its route's limit (413) and the memory budget (503) as it streams.
- * 6. content-type parsers: JSON, or raw bytes for a binary task's route.
- * 7. `onSend`: `Connection: close` on every 503, on a response sent before its
+ * 7. content-type parsers: JSON, or raw bytes for a binary task's route.
+ * 8. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads
  *    the answer, the rest is not kept), while draining,
  *    and once a connection is older than its maximum age, so the client
  *    reconnects — to another process, or to this one's replacement.
- * 8. `onResponse`: duration and error metrics by route template and problem code.
+ * 9. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -70,7 +75,7 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, budget } = participants;
+  const { drain, responses, bodies, budget, admin } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
 
@@ -80,6 +85,13 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     stampRequest(request, reply);
     done();
   });
+
+  if (admin !== undefined) {
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      if (routeProfileOf(request).admin === admin.carries(request.raw)) return done();
+      done(Errors.routeNotFound(request.method, request.url));
+    });
+  }
 
   fastify.addHook('onRequest', (request, reply, done) => {
     if (drain.admits(request.raw, reply.raw)) return done();

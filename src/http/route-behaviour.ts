@@ -20,6 +20,11 @@ export interface RouteBehaviour {
    * access-log line would say the same thing. Default true.
    */
   readonly accessLog?: boolean;
+  /**
+   * An operator's route (metrics, detailed health): when ADMIN_PORT is set it is
+   * served there and not on the public port. Default false.
+   */
+  readonly admin?: boolean;
 }
 
 /** A route's behaviour, compiled once when the route is registered. */
@@ -27,6 +32,7 @@ export interface RouteProfile {
   /** The route's template (`/api/tasks/:name`), or `unmatched`: never the raw URL. */
   readonly template: string;
   readonly accessLog: boolean;
+  readonly admin: boolean;
   /** The task whose input this request's body is, by name, if the route takes one. */
   readonly taskName: (request: FastifyRequest) => string | undefined;
 }
@@ -53,6 +59,7 @@ export function compileRouteProfile(route: RouteOptions): void {
   const profile: RouteProfile = {
     template: route.url,
     accessLog: behaviour.accessLog ?? true,
+    admin: behaviour.admin ?? false,
     taskName: taskNameReader(behaviour.taskBody),
   };
   route.config = { ...config, [PROFILE]: profile };
@@ -64,7 +71,9 @@ export function profileIn(
   url: string | undefined,
 ): RouteProfile {
   const profile = config?.[PROFILE] as RouteProfile | undefined;
-  return profile ?? { template: url ?? UNMATCHED_ROUTE, accessLog: true, taskName: noTask };
+  return (
+    profile ?? { template: url ?? UNMATCHED_ROUTE, accessLog: true, admin: false, taskName: noTask }
+  );
 }
 
 function taskNameReader(source: TaskNameSource | undefined): RouteProfile['taskName'] {

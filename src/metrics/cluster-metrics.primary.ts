@@ -9,6 +9,7 @@ import {
   type ScrapeResult,
 } from './cluster-metrics.protocol';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
+import { sharedCollection } from './shared-collection';
 
 const ignore = () => undefined;
 
@@ -51,6 +52,11 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
     help: 'Times a cluster process did not hand over its metrics for a scrape in time (dead, stopped or too busy)',
     registers: [registry],
   });
+  const collectionCount = new Counter({
+    name: 'compute_metrics_collections_total',
+    help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for a second',
+    registers: [registry],
+  });
   const latest = new Map<number, MetricsSnapshot>();
   let retired: MetricsSnapshot[] = [];
   const collections = new Map<number, Collection>();
@@ -68,8 +74,9 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
     if (collection.waiting.size === 0) collection.finish();
   };
 
-  const collect = () =>
+  const collectOnce = () =>
     new Promise<string>((resolve, reject) => {
+      collectionCount.inc();
       const id = nextId++;
       const workers = Object.values(cluster.workers ?? {}).filter(
         (worker): worker is Worker => worker?.isConnected() === true,
@@ -103,6 +110,8 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
       if (waiting.size === 0) finish();
     });
 
+  // Scrapes that reach several processes at once share one round of every process.
+  const collect = sharedCollection(collectOnce);
   const onMessage = (worker: Worker, message: unknown) => {
     if (isCollectResult(message)) {
       answered(message.id, worker.id, message.error === undefined ? message.metrics : undefined);

@@ -15,8 +15,9 @@ export class MetricsController extends PrometheusController {
   }
 
   @Get()
-  // Scrapes come every few seconds, from Prometheus: no access-log line each.
-  @HttpBehaviour({ accessLog: false })
+  // Scrapes come every few seconds, from Prometheus: no access-log line each. On
+  // ADMIN_PORT when one is set.
+  @HttpBehaviour({ accessLog: false, admin: true })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const text = await this.cluster.scrape();
