@@ -69,7 +69,8 @@ export function admitAnnouncedBody(budget: BodyMemoryBudget) {
 }
 
 /**
- * `preParsing`: the body as it is read, decoded from its `Content-Encoding`
+ * `preParsing`: `100 Continue` to a client that asked for it, then the body
+ * as it is read, decoded from its `Content-Encoding`
  * (415 for a coding not accepted) and held, chunk by chunk, to the request's
  * own limit (413) and to the memory budget (503), chunked or not, JSON or
  * binary. The chunk that crosses a line is not kept and nothing after it is
@@ -93,6 +94,8 @@ export function guardBodyStream(
       return done(error as AppError);
     }
     const guard = new BodyGuard(limitFor(request), holdingOf(request, reply, budget));
+    // Admitted: a client that waits for it may now send its body (hooks.ts, checkContinue).
+    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
     if (decoder === undefined) {
       payload.pipe(guard);
     } else {

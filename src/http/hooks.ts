@@ -99,6 +99,13 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     void sendProblem(reply, Errors.shuttingDown(), request.url);
   });
 
+  // Node answers `Expect: 100-continue` itself, before any hook runs. Handing such a request
+  // on unanswered lets a refusal (413, 503, 415) come before the client sends a byte of its
+  // body; `guardBodyStream` sends the 100 once the body is to be read.
+  fastify.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) =>
+    fastify.server.emit('request', request, response),
+  );
+
   const tooLarge = announcedTooLarge(bodies);
   const admitBody = admitAnnouncedBody(budget);
   fastify.addHook('onRequest', (request, reply, done) =>
