@@ -50,7 +50,9 @@ describe('ADMIN_PORT: metrics and detailed health on their own listener (cluster
     expect(pids.size).toBe(2);
     const health = await fetch(`${admin}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ details: { pool: {}, memory: {} } });
+    expect(await health.json()).toMatchObject({
+      details: { pool: {}, memory: { bodyBytesHeld: 0, bodyBudgetBytes: expect.any(Number) } },
+    });
     for (const path of ['/api/tasks', '/health/live', '/docs']) {
       expect({ path, status: await statusOf(`${admin}${path}`) }).toEqual({ path, status: 404 });
     }
