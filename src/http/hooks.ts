@@ -57,8 +57,9 @@ export interface HookParticipants {
  *    it is refused with 503 SHUTTING_DOWN.
  * 5. `onRequest`: a body announced larger than its route's limit: 413 before
  *    it is read; one that does not fit the memory budget: 503 (reason `memory`).
- * 6. `preParsing`: the body decoded from its `Content-Encoding` (else 415) and
- *    held to its route's limit (413) and the memory budget (503) as it streams.
+ * 6. `preParsing`: `100 Continue` if the client waits for it; the body decoded
+ *    from its `Content-Encoding` (else 415) and held to its route's limit (413)
+ *    and the memory budget (503) as it streams.
  * 7. content-type parsers: JSON, or raw bytes for a binary task's route.
  * 8. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads
