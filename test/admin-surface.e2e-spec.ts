@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from '../src/common/error-codes';
-import { SCRAPE_CACHE_MS } from '../src/metrics/shared-collection';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
 
 jest.setTimeout(120_000);
+
+/** How long a collection answers later scrapes: the default, set explicitly here. */
+const SCRAPE_CACHE_MS = 1_000;
 
 const statusOf = async (url: string) => (await fetch(url)).status;
 
@@ -21,7 +23,12 @@ describe('ADMIN_PORT: metrics and detailed health on their own listener (cluster
     const adminPort = await freePort();
     admin = `http://127.0.0.1:${adminPort}`;
     service = await startService(
-      { CLUSTER_WORKERS: '2', POOL_THREADS: '1', ADMIN_PORT: String(adminPort) },
+      {
+        CLUSTER_WORKERS: '2',
+        POOL_THREADS: '1',
+        ADMIN_PORT: String(adminPort),
+        METRICS_CACHE_MS: String(SCRAPE_CACHE_MS),
+      },
       // Each process says so once its threads are warm and it listens.
       { readyLines: { pattern: /Nest application successfully started/, count: 2 } },
     );

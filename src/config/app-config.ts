@@ -70,6 +70,10 @@ export abstract class AppConfig {
     readonly delayMs: number;
     readonly timeoutMs: number;
   };
+  abstract readonly metrics: {
+    /** A collection answers later scrapes for this long (ms); 0: only concurrent ones. */
+    readonly cacheMs: number;
+  };
   abstract readonly log: {
     readonly level: LogLevel;
     /** Human-readable lines: development on a terminal only. */

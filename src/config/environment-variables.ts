@@ -56,6 +56,13 @@ export class EnvironmentVariables {
   @IsInt()
   ADMIN_PORT?: number;
 
+  /** How long a scrape's collection of every process answers later scrapes too; concurrent scrapes share one collection whatever this is. `0`: every scrape that finds none running collects anew. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  METRICS_CACHE_MS = 1_000;
+
   /** `false`: no Swagger UI at `/docs` and no OpenAPI document at `/docs-json` (404). `true`: both, served from the few Swagger UI files the page needs. */
   @IsIn(['true', 'false'])
   DOCS_ENABLED: 'true' | 'false' = 'true';

@@ -75,6 +75,7 @@ describe(loadConfig.name, () => {
       jobsMaxThreads: 1,
     });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
+    expect(config.metrics).toEqual({ cacheMs: 1_000 });
     expect(config.log).toEqual({ level: 'info', pretty: false });
     expect(config.jobs).toEqual({
       redisUrl: undefined,

@@ -183,6 +183,7 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       maxEventLoopDelayMs: vars.READY_MAX_EVENT_LOOP_DELAY_MS,
     },
     shutdown: { delayMs: vars.SHUTDOWN_DELAY_MS, timeoutMs: vars.SHUTDOWN_TIMEOUT_MS },
+    metrics: { cacheMs: vars.METRICS_CACHE_MS },
     log: {
       level: vars.LOG_LEVEL,
       pretty: vars.NODE_ENV !== 'production' && machine.stdoutIsTty,

@@ -45,7 +45,10 @@ export interface ClusterMetrics {
  *
  * Imports no Nest: the primary stays small and starts fast.
  */
-export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): ClusterMetrics {
+export function startClusterMetrics({
+  timeoutMs = COLLECT_TIMEOUT_MS,
+  cacheMs = 0,
+} = {}): ClusterMetrics {
   const registry = new Registry();
   const failures = new Counter({
     name: 'compute_metrics_collection_failures_total',
@@ -54,7 +57,7 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
   });
   const collectionCount = new Counter({
     name: 'compute_metrics_collections_total',
-    help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for a second',
+    help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for METRICS_CACHE_MS',
     registers: [registry],
   });
   const latest = new Map<number, MetricsSnapshot>();
@@ -111,7 +114,7 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
     });
 
   // Scrapes that reach several processes at once share one round of every process.
-  const collect = sharedCollection(collectOnce);
+  const collect = sharedCollection(collectOnce, cacheMs);
   const onMessage = (worker: Worker, message: unknown) => {
     if (isCollectResult(message)) {
       answered(message.id, worker.id, message.error === undefined ? message.metrics : undefined);

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Counter, register } from 'prom-client';
 import { Errors } from '../common/app-error';
+import { AppConfig } from '../config/app-config';
 import {
   COLLECT_TIMEOUT_MS,
   isCollectRequest,
@@ -38,12 +39,16 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
     () =>
       new Counter({
         name: 'compute_metrics_collections_total',
-        help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for a second',
+        help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for METRICS_CACHE_MS',
         aggregator: 'sum',
       }),
   );
-  /** Concurrent scrapes share one collection, and its answer for a second (shared-collection.ts). */
-  readonly scrape = sharedCollection(() => this.collect());
+  /** Concurrent scrapes share one collection, and its answer for METRICS_CACHE_MS (shared-collection.ts). */
+  readonly scrape: () => Promise<string>;
+
+  constructor(config: AppConfig) {
+    this.scrape = sharedCollection(() => this.collect(), config.metrics.cacheMs);
+  }
   private readonly onMessage = (message: unknown) => {
     if (isCollectRequest(message)) this.handOver(message.id);
     else if (isScrapeResult(message)) {

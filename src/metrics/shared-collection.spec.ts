@@ -7,7 +7,7 @@ describe(sharedCollection.name, () => {
     const collect = sharedCollection(() => {
       collections++;
       return new Promise<string>((resolve) => (finish = resolve));
-    });
+    }, 0);
     const answers = Promise.all(Array.from({ length: 50 }, () => collect()));
     finish('text');
     expect(await answers).toEqual(Array.from({ length: 50 }, () => 'text'));
@@ -31,8 +31,9 @@ describe(sharedCollection.name, () => {
 
   it('keeps no failed collection: the next call tries again', async () => {
     let calls = 0;
-    const collect = sharedCollection(() =>
-      ++calls === 1 ? Promise.reject(new Error('busy')) : Promise.resolve('text'),
+    const collect = sharedCollection(
+      () => (++calls === 1 ? Promise.reject(new Error('busy')) : Promise.resolve('text')),
+      1_000,
     );
     await expect(collect()).rejects.toThrow('busy');
     expect(await collect()).toBe('text');

@@ -1,21 +1,15 @@
 import { performance } from 'node:perf_hooks';
 
 /**
- * How long a collected scrape is served again. Prometheus scrapes every 5 s or
- * more, so a second-old answer is as good as a fresh one, and a burst of
- * scrapes (an HA pair of Prometheus, a dashboard refreshing, or a flood) costs
- * one collection a second.
- */
-export const SCRAPE_CACHE_MS = 1_000;
-
-/**
  * `collect`, shared: calls that arrive while a collection runs wait for it
  * instead of starting their own, and its result answers every call for
- * `cacheMs` after it ended. A failed collection is not kept.
+ * `cacheMs` after it ended (METRICS_CACHE_MS: Prometheus scrapes every 5 s or
+ * more, so a second-old answer is as good as a fresh one, and a burst of
+ * scrapes costs one collection a second). A failed collection is not kept.
  */
 export function sharedCollection<T>(
   collect: () => Promise<T>,
-  cacheMs = SCRAPE_CACHE_MS,
+  cacheMs: number,
   now: () => number = () => performance.now(),
 ): () => Promise<T> {
   let running: Promise<T> | undefined;
