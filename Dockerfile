@@ -35,7 +35,9 @@ COPY --from=build /app/dist ./dist
 # process writes. Mount a volume here to keep jobs across container restarts.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
-EXPOSE 3000
+# 3000: the API and the probes; 9464: /metrics and the detailed /health when
+# ADMIN_PORT=9464 (as the Kubernetes manifest and compose set it).
+EXPOSE 3000 9464
 # Liveness only: a busy pool must not make Docker restart the container.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

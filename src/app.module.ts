@@ -4,6 +4,7 @@ import { ComputeModule } from './compute/compute.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { BodyMemoryBudget } from './http/body-memory-budget';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { JobsModule } from './jobs/jobs.module';
 import { LoggingModule } from './logging/logging.module';
@@ -17,8 +18,13 @@ export class AppModule {
    * own; the root logger is Fastify's too, so createApp makes it first.
    */
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    // One budget per process: the body hooks fill it, the metrics read it.
+    const budget = new BodyMemoryBudget(config.http.bodyMemoryBudgetBytes);
     return {
       module: AppModule,
+      global: true,
+      providers: [{ provide: BodyMemoryBudget, useValue: budget }],
+      exports: [BodyMemoryBudget],
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),

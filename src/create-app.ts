@@ -8,6 +8,8 @@ import { registerQuotas } from './auth/quotas';
 import { TaskCatalogService } from './compute/task-catalog.service';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
+import { AdminListener } from './http/admin-listener';
+import { BodyMemoryBudget } from './http/body-memory-budget';
 import { registerHooks } from './http/hooks';
 import { setupOpenApi } from './http/openapi';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -84,12 +86,20 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     log: logger,
     isExempt: (request) => routeProfileOf(request).access === 'public',
   });
+  const { adminPort } = config.http;
+  // Its requests take the same way through Fastify as the public ones.
+  const admin =
+    adminPort === undefined
+      ? undefined
+      : new AdminListener(fastify.routing.bind(fastify), { ...config.http, port: adminPort });
   // Before init: Nest adds the routes during init, and onRoute must see them.
   registerHooks(fastify, {
     drain: shutdown,
     responses: app.get(HttpMetricsService),
     access: accessGate(authenticator),
     taskAdmission,
+    budget: app.get(BodyMemoryBudget),
+    admin,
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,
@@ -103,7 +113,22 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       },
     },
   });
-  setupOpenApi(app, app.get(TaskCatalogService).schemas);
+  setupOpenApi(app, app.get(TaskCatalogService).schemas, config.http.docsEnabled);
+  if (admin !== undefined) {
+    adminListeners.set(app, admin);
+    fastify.addHook('onClose', () => admin.close());
+  }
   await app.init();
   return app;
+}
+
+const adminListeners = new WeakMap<NestFastifyApplication, AdminListener>();
+
+/**
+ * Starts the app's listeners: the public one on PORT and, when ADMIN_PORT is
+ * set, the admin one on the same address.
+ */
+export async function listen(app: NestFastifyApplication, config: AppConfig): Promise<void> {
+  await app.listen({ port: config.http.port, host: config.http.host });
+  await adminListeners.get(app)?.listen();
 }

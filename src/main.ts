@@ -4,13 +4,13 @@ import { notifyPrimaryReady } from './cluster/cluster-messages';
 import { runPrimary } from './cluster/primary';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
-import { createApp } from './create-app';
+import { createApp, listen } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
 async function runServer(config: AppConfig): Promise<void> {
   const app = await createApp(config);
-  await app.listen({ port: config.http.port, host: config.http.host });
+  await listen(app, config);
   // Signals drain the process (docs/operations.md, "Graceful shutdown") instead of Nest's plain close.
   exitOnShutdownSignals(app);
   // Listening with warm threads: a rolling reload may now retire the process this one replaces.

@@ -3,6 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { EnvironmentVariables } from '../src/config/environment-variables';
 import { copySources, parseDockerfile, type Instruction } from './support/dockerfile';
 import { postJson } from './support/http-app';
@@ -75,7 +76,14 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         .join(' '),
     ).toMatch(/NODE_ENV=production/);
     const defaultPort = new EnvironmentVariables().PORT;
-    expect(only(runtimeStage, 'EXPOSE').map((i) => i.args)).toEqual([String(defaultPort)]);
+    // The admin port has no default; the image documents the one compose and Kubernetes set.
+    const compose = parse(readFileSync(join(ROOT, 'deploy/compose/compose.yaml'), 'utf8')) as {
+      services: { corepool: { environment: Record<string, string> } };
+    };
+    const adminPort = compose.services.corepool.environment.ADMIN_PORT;
+    expect(only(runtimeStage, 'EXPOSE').map((i) => i.args)).toEqual([
+      `${defaultPort} ${adminPort}`,
+    ]);
     expect(
       only(runtimeStage, 'ENV')
         .map((i) => i.args)

@@ -65,6 +65,7 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
       ...Object.keys(new EnvironmentVariables()),
       'WORKER_MAX_OLD_GENERATION_MB',
       'AUTH_API_KEYS_FILE',
+      'ADMIN_PORT',
     ];
     for (const name of Object.keys(env)) expect(known).toContain(name);
     expect(() => loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' })).not.toThrow();
@@ -74,6 +75,7 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
   it('probes the contract paths on the container port', () => {
     const port = container.ports[0];
     expect(port).toEqual({ name: 'http', containerPort: new EnvironmentVariables().PORT });
+    // Probes stay on the public port: ADMIN_PORT takes only /metrics and the detailed /health.
     expect(container.startupProbe.httpGet).toEqual({
       path: routeOf(HealthController.prototype.live),
       port: 'http',
@@ -104,6 +106,21 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
     expect(volume!.secret.secretName).toEqual(expect.any(String));
   });
 
+  it('serves metrics on the admin port, which Prometheus scrapes and the Service does not expose', () => {
+    const config = loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' });
+    expect(config.http.adminPort).toBeDefined();
+    expect(container.ports).toContainEqual({ name: 'admin', containerPort: config.http.adminPort });
+    expect(deployment.spec.template.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(config.http.adminPort),
+      'prometheus.io/path': '/metrics',
+    });
+    const [service] = ofKind('Service');
+    const servicePorts = service!.spec.ports as Manifest[];
+    expect(servicePorts.map((port) => port.targetPort as string)).toEqual(['http']);
+    expect(config.http.docsEnabled).toBe(false);
+  });
+
   it('gives the shutdown its whole budget, with margin, after the preStop wait', () => {
     const config = loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' });
     const [command, seconds] = container.lifecycle.preStop.exec.command as string[];
@@ -115,13 +132,16 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(needed + MIN_MARGIN_SECONDS);
   });
 
-  it('reserves one core per worker thread and memory for every thread heap', () => {
+  it('reserves one core per worker thread and memory for every thread heap and the bodies in flight', () => {
     const config = loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' });
     const { requests, limits } = container.resources;
     expect(cpuCores(requests.cpu)).toBe(config.pool.threads);
     expect(cpuCores(limits.cpu)).toBe(config.pool.threads);
     expect(config.pool.maxOldGenerationMb).toBeDefined();
-    const needed = config.pool.threads * config.pool.maxOldGenerationMb! + BASE_MEMORY_MIB;
+    // A buffered body briefly needs twice its size (its chunks, then the joined Buffer).
+    const bodiesMiB = (2 * config.http.bodyMemoryBudgetBytes) / 1024 ** 2;
+    const needed =
+      config.pool.threads * config.pool.maxOldGenerationMb! + BASE_MEMORY_MIB + bodiesMiB;
     expect(mebibytes(limits.memory)).toBeGreaterThanOrEqual(needed);
     expect(mebibytes(requests.memory)).toBe(mebibytes(limits.memory));
   });

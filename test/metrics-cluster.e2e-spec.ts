@@ -44,6 +44,8 @@ describe('GET /metrics under the cluster module (CLUSTER_WORKERS=2, real process
       CLUSTER_WORKERS: '2',
       POOL_THREADS: '1',
       LOG_LEVEL: 'debug',
+      // Each scrape here must see what happened just before it.
+      METRICS_CACHE_MS: '0',
     });
     // Both processes listen before the test counts on them.
     for (let i = 0; i < 100 && workerPids(service, await scrape(service)).length < 2; i++) {

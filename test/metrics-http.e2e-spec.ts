@@ -16,7 +16,8 @@ describe('GET /metrics in one process (real server, real threads)', () => {
   afterEach(() => service?.close());
 
   it('times requests by route template, never by raw URL, and counts errors by code', async () => {
-    service = await startApp({ POOL_THREADS: '1' });
+    // Each scrape here must see what happened just before it.
+    service = await startApp({ POOL_THREADS: '1', METRICS_CACHE_MS: '0' });
     for (const n of [5, 6, 7]) {
       expect((await postJson(`${service.url}/api/tasks/factorial`, { n })).status).toBe(200);
     }
@@ -62,7 +63,7 @@ describe('GET /metrics in one process (real server, real threads)', () => {
   });
 
   it('reports the pool of the application that serves it, with restarts and every outcome', async () => {
-    service = await startApp({ POOL_THREADS: '2', TASK_TIMEOUT_MS: '1000' });
+    service = await startApp({ POOL_THREADS: '2', TASK_TIMEOUT_MS: '1000', METRICS_CACHE_MS: '0' });
     expect((await postJson(`${service.url}/api/tasks/crash`, {})).status).toBe(500);
     expect((await postJson(`${service.url}/api/tasks/throw`, {})).status).toBe(500);
     expect((await postJson(`${service.url}/api/tasks/spin`, {})).status).toBe(504);

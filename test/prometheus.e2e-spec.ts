@@ -99,6 +99,8 @@ describe('Metrics against a real Prometheus', () => {
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '1',
       TASK_TIMEOUT_MS: '1500',
+      // The traffic loop reads the outcomes it has caused so far from each scrape.
+      METRICS_CACHE_MS: '0',
     });
     workDir = mkdtempSync(join(tmpdir(), 'corepool-prometheus-'));
     const config = join(workDir, 'prometheus.yml');

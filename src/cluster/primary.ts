@@ -183,7 +183,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   // process that is dying, so none hangs (ADR 0010); Node's round robin would hand it on.
   cluster.schedulingPolicy =
     config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
-  startClusterMetrics();
+  startClusterMetrics({ cacheMs: config.metrics.cacheMs });
   // Every process's clients count against one quota (QUOTA_*), held here.
   startClusterQuotas();
   for (let i = 0; i < config.cluster.workers; i++) fork();

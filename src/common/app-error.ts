@@ -19,8 +19,10 @@ export interface ErrorFacts {
   readonly retryAfterSeconds?: number;
   /** The bound that was passed (bytes, jobs, milliseconds, megabytes). */
   readonly limit?: number;
-  /** Why a task was refused or shed: `deadline`, `queue-delay` or `backstop`. */
+  /** Why a task was refused or shed: `deadline`, `queue-delay`, `backstop` or `memory`. */
   readonly reason?: string;
+  /** The content codings a body may use, when its own was refused (`Accept-Encoding`). */
+  readonly acceptedEncodings?: readonly string[];
 }
 
 /**
@@ -57,6 +59,7 @@ const SATURATION_DETAIL = {
   'queue-delay':
     'The pool is overloaded: tasks are shed when they wait longer than the target delay',
   backstop: 'The task queue is full',
+  memory: 'The request bodies this process holds already fill its memory budget',
 } as const;
 
 /** One factory per code, so each code always carries the same facts and wording. */
@@ -85,6 +88,13 @@ export const Errors = {
       detail ??
         `Content-Type ${got === undefined ? '(none)' : `'${got}'`} is not accepted here; send ${accepted.join(' or ')}`,
     ),
+  /** A body in a content coding this service does not decode (RFC 9110 §15.5.16). */
+  unsupportedContentEncoding: (got: string, accepted: readonly string[]) =>
+    new AppError(
+      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      `Content-Encoding '${got.slice(0, 64)}' is not accepted; send ${accepted.join(' or ')}, or no Content-Encoding`,
+      { acceptedEncodings: accepted },
+    ),
   /** The client did not send its headers, or its whole request, within the configured time. */
   requestTimeout: () =>
     new AppError(
@@ -93,10 +103,7 @@ export const Errors = {
     ),
   headersTooLarge: () =>
     new AppError(ErrorCode.HEADERS_TOO_LARGE, 'The request headers exceed the server limit'),
-  poolSaturated: (
-    retryAfterSeconds: number,
-    reason: 'deadline' | 'queue-delay' | 'backstop' = 'backstop',
-  ) =>
+  poolSaturated: (retryAfterSeconds: number, reason: keyof typeof SATURATION_DETAIL = 'backstop') =>
     new AppError(
       ErrorCode.POOL_SATURATED,
       `${SATURATION_DETAIL[reason]}; retry in about ${retryAfterSeconds} s`,

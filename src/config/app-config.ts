@@ -8,6 +8,12 @@ export abstract class AppConfig {
   abstract readonly http: {
     readonly port: number;
     readonly host: string;
+    /** Set: `/metrics` and the detailed `/health` listen here only, on `host`. */
+    readonly adminPort: number | undefined;
+    /** Swagger UI at `/docs` and the OpenAPI document at `/docs-json`. */
+    readonly docsEnabled: boolean;
+    /** Bytes of request bodies this process holds at once; past it: 503 (reason `memory`). */
+    readonly bodyMemoryBudgetBytes: number;
     readonly bodyLimitBytes: number;
     /** Most strings, arrays and objects a JSON body may hold; counted before it is parsed. */
     readonly maxJsonNodes: number;
@@ -92,6 +98,10 @@ export abstract class AppConfig {
   abstract readonly shutdown: {
     readonly delayMs: number;
     readonly timeoutMs: number;
+  };
+  abstract readonly metrics: {
+    /** A collection answers later scrapes for this long (ms); 0: only concurrent ones. */
+    readonly cacheMs: number;
   };
   abstract readonly log: {
     readonly level: LogLevel;

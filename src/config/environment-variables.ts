@@ -52,6 +52,25 @@ export class EnvironmentVariables {
   @IsString()
   HOST = '127.0.0.1';
 
+  /** Set: `/metrics` and the detailed `/health` are served on this port only (same address as `PORT`), and the public port answers them with 404; it keeps the API and the probes `/health/live` and `/health/ready`. Unset: everything on `PORT`. Must differ from `PORT`. */
+  @IsOptional()
+  @Type(() => Number)
+  @Min(1)
+  @Max(65535)
+  @IsInt()
+  ADMIN_PORT?: number;
+
+  /** How long a scrape's collection of every process answers later scrapes too; concurrent scrapes share one collection whatever this is. `0`: every scrape that finds none running collects anew. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  METRICS_CACHE_MS = 1_000;
+
+  /** `false`: no Swagger UI at `/docs` and no OpenAPI document at `/docs-json` (404). `true`: both, served from the few Swagger UI files the page needs. */
+  @IsIn(['true', 'false'])
+  DOCS_ENABLED: 'true' | 'false' = 'true';
+
   /** HTTP processes. `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). */
   @autoOrNumber()
   @ValidateIf(isNotAuto('CLUSTER_WORKERS'))
@@ -262,6 +281,14 @@ export class EnvironmentVariables {
   @Max(1_073_741_824)
   @IsInt()
   BINARY_BODY_LIMIT_BYTES = 67_108_864;
+
+  /** Bytes of request bodies a process holds at once (being received, queued or on a thread); a body that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the process may use (the container's limit, else the machine's, shared among `CLUSTER_WORKERS`), and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least `BINARY_BODY_LIMIT_BYTES`. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('BODY_MEMORY_BUDGET_BYTES'))
+  @Min(1024)
+  @Max(1_099_511_627_776)
+  @IsInt({ message: 'BODY_MEMORY_BUDGET_BYTES must be `auto` or a whole number' })
+  BODY_MEMORY_BUDGET_BYTES: number | 'auto' = 'auto';
 
   /** Time to receive a request's headers; a slower client (slowloris, or a connection that says nothing) gets 408 `REQUEST_TIMEOUT` and is closed. */
   @Type(() => Number)

@@ -1,6 +1,12 @@
 import { ConfigError, loadConfig, type MachineFacts } from './load-config';
 
-const machine: MachineFacts = { cores: 4, stdoutIsTty: false, cwd: '/srv/corepool' };
+const GiB = 1024 ** 3;
+const machine: MachineFacts = {
+  cores: 4,
+  stdoutIsTty: false,
+  cwd: '/srv/corepool',
+  memoryBytes: 8 * GiB,
+};
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
@@ -13,11 +19,36 @@ function problemsOf(env: Record<string, string>): readonly string[] {
 }
 
 describe(loadConfig.name, () => {
+  it('sizes the body budget from the memory a process may use, never below one binary body', () => {
+    const budget = (env: Record<string, string>, memoryBytes: number) =>
+      loadConfig(env, { ...machine, memoryBytes }).http.bodyMemoryBudgetBytes;
+    // A 1 GiB pod of one process: 256 MiB, four 64 MiB uploads at once.
+    expect(budget({ CLUSTER_WORKERS: '1' }, GiB)).toBe(256 * 1024 ** 2);
+    expect(budget({ CLUSTER_WORKERS: '4' }, GiB)).toBe(67_108_864);
+    expect(budget({ BODY_MEMORY_BUDGET_BYTES: '100000000' }, GiB)).toBe(100_000_000);
+  });
+
+  it('refuses a body budget below the binary body limit, and an admin port equal to the port', () => {
+    expect(problemsOf({ BODY_MEMORY_BUDGET_BYTES: '1048576' })).toEqual([
+      'BODY_MEMORY_BUDGET_BYTES must be at least BINARY_BODY_LIMIT_BYTES (got 1048576 < 67108864)',
+    ]);
+    expect(problemsOf({ PORT: '8080', ADMIN_PORT: '8080' })).toEqual([
+      'ADMIN_PORT must differ from PORT (got 8080)',
+    ]);
+    expect(problemsOf({ DOCS_ENABLED: 'no' })).toEqual([
+      expect.stringContaining('DOCS_ENABLED') as unknown,
+    ]);
+  });
+
   it('applies the documented defaults', () => {
     const config = loadConfig({}, machine);
     expect(config.http).toEqual({
       port: 3000,
       host: '127.0.0.1',
+      adminPort: undefined,
+      docsEnabled: true,
+      // A quarter of 8 GiB over 4 processes.
+      bodyMemoryBudgetBytes: 512 * 1024 ** 2,
       bodyLimitBytes: 1_048_576,
       maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
@@ -44,6 +75,7 @@ describe(loadConfig.name, () => {
       jobsMaxThreads: 1,
     });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
+    expect(config.metrics).toEqual({ cacheMs: 1_000 });
     expect(config.log).toEqual({ level: 'info', pretty: false });
     expect(config.jobs).toEqual({
       redisUrl: undefined,

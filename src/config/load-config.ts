@@ -11,6 +11,7 @@ export const AUTO_QUEUE_PER_THREAD = 16;
 /** Every variable corepool reads; nothing else in the environment is looked at. */
 const VARIABLE_NAMES = [
   ...Object.keys(new EnvironmentVariables()),
+  'ADMIN_PORT',
   'WORKER_MAX_OLD_GENERATION_MB',
   'REDIS_URL',
   'RESULT_ENCRYPTION_KEY',
@@ -40,7 +41,11 @@ export interface MachineFacts {
   readonly memoryBytes?: number;
 }
 
-/** `process.constrainedMemory()` is 0 (or 2^64) when nothing constrains the process. */
+/**
+ * The cgroup's memory limit (a container's), when there is one, else the
+ * machine's: `process.constrainedMemory()` is 0 (or 2^64) when nothing
+ * constrains the process.
+ */
 const usableMemory = (): number =>
   Math.min(totalmem(), process.constrainedMemory() || Number.POSITIVE_INFINITY);
 
@@ -55,6 +60,13 @@ const currentMachine = (): MachineFacts => ({
 export const AUTO_THREAD_MEMORY_SHARE = 0.75;
 /** Share of the heap cap past which a thread is recycled (`WORKER_RECYCLE_HEAP_MB=auto`). */
 export const AUTO_RECYCLE_HEAP_SHARE = 0.75;
+
+/**
+ * Share of a process's memory its request bodies may hold, for
+ * `BODY_MEMORY_BUDGET_BYTES=auto`: a buffered body briefly needs twice its size
+ * (the chunks, then the joined Buffer), and the rest is heap, threads and headroom.
+ */
+export const BODY_BUDGET_SHARE = 0.25;
 
 /**
  * Parses and validates the environment once. Every offending variable is
@@ -91,6 +103,16 @@ function crossChecks(vars: EnvironmentVariables): string[] {
   if (vars.HTTP_HEADERS_TIMEOUT_MS > vars.HTTP_REQUEST_TIMEOUT_MS) {
     problems.push(
       `HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (got ${vars.HTTP_HEADERS_TIMEOUT_MS} > ${vars.HTTP_REQUEST_TIMEOUT_MS})`,
+    );
+  }
+  if (vars.ADMIN_PORT !== undefined && vars.ADMIN_PORT === vars.PORT) {
+    problems.push(`ADMIN_PORT must differ from PORT (got ${vars.ADMIN_PORT})`);
+  }
+  // A body within its route's limit must be able to fit, or it could only ever get 503.
+  const budget = vars.BODY_MEMORY_BUDGET_BYTES;
+  if (budget !== 'auto' && budget < vars.BINARY_BODY_LIMIT_BYTES) {
+    problems.push(
+      `BODY_MEMORY_BUDGET_BYTES must be at least BINARY_BODY_LIMIT_BYTES (got ${budget} < ${vars.BINARY_BODY_LIMIT_BYTES})`,
     );
   }
   // A socket is silent while its task runs: a shorter idle timeout would cut valid requests.
@@ -153,10 +175,17 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
     vars.POOL_MAX_QUEUE === 'auto'
       ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
       : vars.POOL_MAX_QUEUE;
+  const memoryPerProcess = (machine.memoryBytes ?? usableMemory()) / clusterWorkers;
   return {
     http: {
       port: vars.PORT,
       host: vars.HOST,
+      adminPort: vars.ADMIN_PORT,
+      docsEnabled: vars.DOCS_ENABLED === 'true',
+      bodyMemoryBudgetBytes:
+        vars.BODY_MEMORY_BUDGET_BYTES === 'auto'
+          ? Math.max(vars.BINARY_BODY_LIMIT_BYTES, Math.floor(memoryPerProcess * BODY_BUDGET_SHARE))
+          : vars.BODY_MEMORY_BUDGET_BYTES,
       bodyLimitBytes: vars.BODY_LIMIT_BYTES,
       maxJsonNodes: vars.BODY_MAX_JSON_NODES,
       binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
@@ -226,6 +255,7 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       maxEventLoopDelayMs: vars.READY_MAX_EVENT_LOOP_DELAY_MS,
     },
     shutdown: { delayMs: vars.SHUTDOWN_DELAY_MS, timeoutMs: vars.SHUTDOWN_TIMEOUT_MS },
+    metrics: { cacheMs: vars.METRICS_CACHE_MS },
     log: {
       level: vars.LOG_LEVEL,
       pretty: vars.NODE_ENV !== 'production' && machine.stdoutIsTty,

@@ -54,9 +54,9 @@ export class HealthController {
     ]);
   }
 
-  /** Readiness with details: pool, event loop and memory. */
+  /** Readiness with details: pool, event loop and memory; on ADMIN_PORT when one is set. */
   @Get()
-  @HttpBehaviour(DETAILED)
+  @HttpBehaviour({ ...DETAILED, admin: true })
   @HealthCheck()
   details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, [

@@ -24,12 +24,12 @@ export interface BodyParserOptions {
  *   parsed, to `maxJsonNodes` strings, arrays and objects;
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
- * Oversized bodies with a Content-Length are refused before they are read
- * (`announcedTooLarge`, an `onRequest` hook in hooks.ts).
+ * Each body reaches these parsers already held to its own limit as it
+ * streamed (`guardBodyStream` in body-admission.ts); the parsers' `bodyLimit`
+ * is only Fastify's outer bound. Oversized bodies with a Content-Length are
+ * refused before they are read (`announcedTooLarge`, an `onRequest` hook).
  */
 export function registerBodyParsers(fastify: FastifyInstance, options: BodyParserOptions): void {
-  const limitFor = bodyLimitFor(options);
-
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser(
@@ -37,8 +37,6 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
     { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
     (request, body, done) => {
       const bytes = body as Buffer;
-      const limit = limitFor(request);
-      if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
       if (options.rawBodyLimit(request) !== undefined) return done(null, bytes);
       // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
       if (!isUtf8(bytes)) {
@@ -70,12 +68,7 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
     fastify.addContentTypeParser(
       rawTypes,
       { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
-      (request, body, done) => {
-        const bytes = body as Buffer;
-        const limit = limitFor(request);
-        if (bytes.length > limit) return done(Errors.payloadTooLarge(limit), undefined);
-        return done(null, bytes);
-      },
+      (_request, body, done) => done(null, body),
     );
   }
 }

@@ -59,10 +59,17 @@ export function httpOf(code: string): HttpErrorMapping {
   return ROWS[code] ?? ERROR_TABLE.INTERNAL_ERROR;
 }
 
-/** The response headers of an error: the code's own, and `Retry-After` when the core estimated one. */
+/**
+ * The response headers of an error: the code's own, `Retry-After` when the core estimated
+ * one, and `Accept-Encoding` when a body's content coding was refused.
+ */
 export function headersOf(error: AppError): Record<string, string> {
   const mapping = httpOf(error.code);
-  return { ...mapping.headers, ...retryAfter(error.facts) };
+  return { ...mapping.headers, ...retryAfter(error.facts), ...acceptEncoding(error.facts) };
+}
+
+function acceptEncoding({ acceptedEncodings }: ErrorFacts): Record<string, string> {
+  return acceptedEncodings === undefined ? {} : { 'accept-encoding': acceptedEncodings.join(', ') };
 }
 
 function retryAfter({ retryAfterSeconds }: ErrorFacts): Record<string, string> {

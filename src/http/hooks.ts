@@ -2,7 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 import { Errors, type AppError } from '../common/app-error';
-import { announcedTooLarge, registerBodyParsers, type BodyParserOptions } from './body-parsers';
+import type { AdminListener } from './admin-listener';
+import { admitAnnouncedBody, guardBodyStream } from './body-admission';
+import type { BodyMemoryBudget } from './body-memory-budget';
+import {
+  announcedTooLarge,
+  bodyLimitFor,
+  registerBodyParsers,
+  type BodyParserOptions,
+} from './body-parsers';
+import { lingerOnClose } from './lingering-close';
 import { problemCodeOf, sendProblem } from './problem-details.filter';
 import { routeOf, routeProfileOf, stampRequest } from './request-context';
 import { compileRouteProfile } from './route-behaviour';
@@ -41,6 +50,10 @@ export interface HookParticipants {
   readonly bodies: BodyParserOptions;
   readonly access: AccessCheck;
   readonly taskAdmission: TaskAdmission;
+  /** The bytes of bodies this process may hold at once. */
+  readonly budget: BodyMemoryBudget;
+  /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
+  readonly admin?: AdminListener;
 }
 
 /**
@@ -50,19 +63,28 @@ export interface HookParticipants {
  *
  * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
- * 3. `onRequest`: the drain counts the request; once its budget has run out,
+ * 3. `onRequest`: with ADMIN_PORT, a route answers only on its own listener
+ *    (operator routes on the admin port, the rest on the public one); 404 elsewhere.
+ * 4. `onRequest`: the drain counts the request; once its budget has run out,
  *    it is refused with 503 SHUTTING_DOWN.
- * 4. `onRequest`: authentication and the route's scope (`@HttpBehaviour({ access })`):
+ * 5. `onRequest`: authentication and the route's scope (`@HttpBehaviour({ access })`):
  *    401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets `request.identity`.
- * 5. `onRequest`: a body announced larger than its route's limit: 413 before it is read.
- * 6. `onRequest`: a route that runs a task takes one of its client's tasks-in-flight slots,
+ *    Not on the admin listener, which only operator routes answer on.
+ * 6. `onRequest`: a body announced larger than its route's limit: 413 before
+ *    it is read; one that does not fit the memory budget: 503 (reason `memory`).
+ * 7. `onRequest`: a route that runs a task takes one of its client's tasks-in-flight slots,
  *    or gets 429 RATE_LIMITED; then the route's own hooks: requests per second
  *    (`@fastify/rate-limit`, registered in auth/quotas.ts), 429 RATE_LIMITED.
- * 7. content-type parsers: JSON, or raw bytes for a binary task's route.
- * 8. `onSend`: `Connection: close` on every 503, while draining, and once a
- *    connection is older than its maximum age, so the client reconnects —
- *    to another process, or to this one's replacement.
- * 9. `onResponse`: duration and error metrics by route template and problem code.
+ * 8. `preParsing`: `100 Continue` if the client waits for it; the body decoded
+ *    from its `Content-Encoding` (else 415) and held to its route's limit (413)
+ *    and the memory budget (503) as it streams.
+ * 9. content-type parsers: JSON, or raw bytes for a binary task's route.
+ * 10. `onSend`: `Connection: close` on every 503, on a response sent before its
+ *    request's body was read to the end (a lingering close: the client reads
+ *    the answer, the rest is not kept), while draining,
+ *    and once a connection is older than its maximum age, so the client
+ *    reconnects — to another process, or to this one's replacement.
+ * 11. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -72,7 +94,7 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission } = participants;
+  const { drain, responses, bodies, access, taskAdmission, budget, admin } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
   // Declared up front: a property added to some requests only would change their shape.
@@ -85,19 +107,41 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     done();
   });
 
+  if (admin !== undefined) {
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      if (routeProfileOf(request).admin === admin.carries(request.raw)) return done();
+      done(Errors.routeNotFound(request.method, request.url));
+    });
+  }
+
   fastify.addHook('onRequest', (request, reply, done) => {
     if (drain.admits(request.raw, reply.raw)) return done();
     // A hook that answers does not call done(): the reply ends the request here.
     void sendProblem(reply, Errors.shuttingDown(), request.url);
   });
 
+  // The admin listener serves operator routes only, on a port the Service does not expose
+  // (Prometheus scrapes it by pod address): its callers need no credentials.
+  const onAdminPort = (request: FastifyRequest) => admin?.carries(request.raw) === true;
   fastify.addHook(
     'onRequest',
-    gate((request) => access(request, routeProfileOf(request).access)),
+    gate((request) =>
+      onAdminPort(request) ? undefined : access(request, routeProfileOf(request).access),
+    ),
+  );
+
+  // Node answers `Expect: 100-continue` itself, before any hook runs. Handing such a request
+  // on unanswered lets a refusal (401, 413, 503, 415) come before the client sends a byte of
+  // its body; `guardBodyStream` sends the 100 once the body is to be read.
+  fastify.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) =>
+    fastify.server.emit('request', request, response),
   );
 
   const tooLarge = announcedTooLarge(bodies);
-  fastify.addHook('onRequest', (request, _reply, done) => done(tooLarge(request)));
+  const admitBody = admitAnnouncedBody(budget);
+  fastify.addHook('onRequest', (request, reply, done) =>
+    done(tooLarge(request) ?? admitBody(request, reply)),
+  );
 
   fastify.addHook(
     'onRequest',
@@ -106,12 +150,17 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     ),
   );
 
+  fastify.addHook('preParsing', guardBodyStream(budget, bodyLimitFor(bodies)));
+
   registerBodyParsers(fastify, bodies);
 
   fastify.addHook('onSend', (request, reply, payload, done) => {
     // A process that answers 503 is full or going away: the client's next try on a new
-    // connection may land on a process that is not.
-    if (reply.statusCode === 503 || drain.closesConnection(request.raw)) {
+    // connection may land on a process that is not. A body refused before its end is
+    // not read on: closing is the only way not to.
+    const bodyLeftUnread = !request.raw.complete;
+    if (bodyLeftUnread) lingerOnClose(request.raw);
+    if (reply.statusCode === 503 || bodyLeftUnread || drain.closesConnection(request.raw)) {
       void reply.header('connection', 'close');
     }
     done(null, payload);
@@ -146,13 +195,10 @@ function gate(check: (request: FastifyRequest, reply: FastifyReply) => Verdict) 
 }
 
 /**
- * A refused request's body is never read: the connection closes after the
- * answer, so Node does not read and discard the rest to reuse it.
+ * A refused request's body is never read: `onSend` sees it unread and closes
+ * the connection after the answer (a lingering close), so Node does not read
+ * and discard the rest to reuse it.
  */
 function refuse(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  const announcesBody =
-    request.headers['transfer-encoding'] !== undefined ||
-    Number(request.headers['content-length'] ?? 0) > 0;
-  if (announcesBody) void reply.header('connection', 'close');
   return sendProblem(reply, error, request.url);
 }

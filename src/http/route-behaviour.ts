@@ -31,6 +31,11 @@ export interface RouteBehaviour {
    * `QUOTA_TASKS_IN_FLIGHT` until it is answered. Default false.
    */
   readonly runsTask?: boolean;
+  /**
+   * An operator's route (metrics, detailed health): when ADMIN_PORT is set it is
+   * served there and not on the public port. Default false.
+   */
+  readonly admin?: boolean;
 }
 
 /** A route's behaviour, compiled once when the route is registered. */
@@ -40,6 +45,7 @@ export interface RouteProfile {
   readonly accessLog: boolean;
   readonly access: RouteAccess;
   readonly runsTask: boolean;
+  readonly admin: boolean;
   /** The task whose input this request's body is, by name, if the route takes one. */
   readonly taskName: (request: FastifyRequest) => string | undefined;
 }
@@ -68,6 +74,7 @@ export function compileRouteProfile(route: RouteOptions): void {
     accessLog: behaviour.accessLog ?? true,
     access: behaviour.access ?? 'authenticated',
     runsTask: behaviour.runsTask ?? false,
+    admin: behaviour.admin ?? false,
     taskName: taskNameReader(behaviour.taskBody),
   };
   // A cast: plugins (@fastify/rate-limit) declare their own keys on Fastify's config type.
@@ -87,6 +94,7 @@ export function profileIn(
       accessLog: true,
       access: 'authenticated',
       runsTask: false,
+      admin: false,
       taskName: noTask,
     }
   );

@@ -9,6 +9,7 @@ import {
   type ScrapeResult,
 } from './cluster-metrics.protocol';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
+import { sharedCollection } from './shared-collection';
 
 const ignore = () => undefined;
 
@@ -44,11 +45,19 @@ export interface ClusterMetrics {
  *
  * Imports no Nest: the primary stays small and starts fast.
  */
-export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): ClusterMetrics {
+export function startClusterMetrics({
+  timeoutMs = COLLECT_TIMEOUT_MS,
+  cacheMs = 0,
+} = {}): ClusterMetrics {
   const registry = new Registry();
   const failures = new Counter({
     name: 'compute_metrics_collection_failures_total',
     help: 'Times a cluster process did not hand over its metrics for a scrape in time (dead, stopped or too busy)',
+    registers: [registry],
+  });
+  const collectionCount = new Counter({
+    name: 'compute_metrics_collections_total',
+    help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for METRICS_CACHE_MS',
     registers: [registry],
   });
   const latest = new Map<number, MetricsSnapshot>();
@@ -68,8 +77,9 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
     if (collection.waiting.size === 0) collection.finish();
   };
 
-  const collect = () =>
+  const collectOnce = () =>
     new Promise<string>((resolve, reject) => {
+      collectionCount.inc();
       const id = nextId++;
       const workers = Object.values(cluster.workers ?? {}).filter(
         (worker): worker is Worker => worker?.isConnected() === true,
@@ -103,6 +113,8 @@ export function startClusterMetrics({ timeoutMs = COLLECT_TIMEOUT_MS } = {}): Cl
       if (waiting.size === 0) finish();
     });
 
+  // Scrapes that reach several processes at once share one round of every process.
+  const collect = sharedCollection(collectOnce, cacheMs);
   const onMessage = (worker: Worker, message: unknown) => {
     if (isCollectResult(message)) {
       answered(message.id, worker.id, message.error === undefined ? message.metrics : undefined);

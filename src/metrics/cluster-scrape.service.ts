@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { register } from 'prom-client';
+import { Counter, register } from 'prom-client';
 import { Errors } from '../common/app-error';
+import { AppConfig } from '../config/app-config';
 import {
   COLLECT_TIMEOUT_MS,
   isCollectRequest,
@@ -9,6 +10,8 @@ import {
   type CollectResult,
   type ScrapeRequest,
 } from './cluster-metrics.protocol';
+import { freshMetric } from './metric-registry';
+import { sharedCollection } from './shared-collection';
 
 const ignore = () => undefined;
 
@@ -30,6 +33,22 @@ interface PendingScrape {
 export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
   private readonly pending = new Map<number, PendingScrape>();
   private nextId = 0;
+  /** Collections this process ran itself (one process, no primary); the primary counts its own. */
+  private readonly collections = freshMetric(
+    'compute_metrics_collections_total',
+    () =>
+      new Counter({
+        name: 'compute_metrics_collections_total',
+        help: 'Times the registries were collected for a scrape; concurrent scrapes share one, and answer from it for METRICS_CACHE_MS',
+        aggregator: 'sum',
+      }),
+  );
+  /** Concurrent scrapes share one collection, and its answer for METRICS_CACHE_MS (shared-collection.ts). */
+  readonly scrape: () => Promise<string>;
+
+  constructor(config: AppConfig) {
+    this.scrape = sharedCollection(() => this.collect(), config.metrics.cacheMs);
+  }
   private readonly onMessage = (message: unknown) => {
     if (isCollectRequest(message)) this.handOver(message.id);
     else if (isScrapeResult(message)) {
@@ -53,8 +72,11 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Prometheus text for the whole service: every cluster process, or this one alone. */
-  async scrape(): Promise<string> {
-    if (!cluster.isWorker) return register.metrics();
+  private async collect(): Promise<string> {
+    if (!cluster.isWorker) {
+      this.collections.inc();
+      return register.metrics();
+    }
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -17,8 +17,9 @@ export class MetricsController extends PrometheusController {
 
   @Get()
   // Scrapes come every few seconds, from Prometheus: no access-log line each. What the
-  // service is doing is for operators: with authentication on, a scrape needs `admin`.
-  @HttpBehaviour({ accessLog: false, access: Scope.ADMIN })
+  // service is doing is for operators: with authentication on, a scrape needs `admin`;
+  // with ADMIN_PORT set, it is served there only.
+  @HttpBehaviour({ accessLog: false, access: Scope.ADMIN, admin: true })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const text = await this.cluster.scrape();

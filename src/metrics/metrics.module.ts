@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { WorkersModule } from '../workers/workers.module';
+import { BodyMetricsService } from './body-metrics.service';
 import { ClusterScrapeModule } from './cluster-scrape.module';
 import { HttpMetricsService } from './http-metrics.service';
 import { collectProcessMetrics } from './metric-registry';
@@ -28,6 +29,7 @@ import { TaskMetricsService } from './task-metrics.service';
     WorkersModule,
   ],
   providers: [
+    BodyMetricsService,
     HttpMetricsService,
     PoolMetricsService,
     SchedulerMetricsService,

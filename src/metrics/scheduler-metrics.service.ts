@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { AppConfig } from '../config/app-config';
+import { BodyMemoryBudget } from '../http/body-memory-budget';
 import { REFUSAL_REASONS } from '../scheduler/refusal';
 import type { SchedulerState } from '../scheduler/task-scheduler';
 import { WorkerPoolService } from '../workers/worker-pool.service';
@@ -37,6 +38,7 @@ export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly config: AppConfig,
     private readonly pool: WorkerPoolService,
+    budget: BodyMemoryBudget,
   ) {
     const state = () => this.pool.stats().scheduler;
     freshMetric(
@@ -44,7 +46,7 @@ export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
       () =>
         new Counter({
           name: 'compute_scheduler_refusals_total',
-          help: 'Tasks refused at admission or shed while queued, by reason (deadline, queue-delay, backstop)',
+          help: 'Tasks refused at admission or shed while queued, by reason (deadline, queue-delay, backstop; memory: the body did not fit the memory budget)',
           labelNames: ['reason'],
           aggregator: 'sum',
           // The scheduler keeps the counts; the counter follows them, every reason from 0.
@@ -52,6 +54,8 @@ export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
             const refusals = state()?.refusals;
             this.reset();
             for (const reason of REFUSAL_REASONS) this.inc({ reason }, refusals?.[reason] ?? 0);
+            // Refused at the edge, before the body was read: the scheduler never saw it.
+            this.inc({ reason: 'memory' }, budget.refusals);
           },
         }),
     );

@@ -1,0 +1,137 @@
+import type { IncomingMessage } from 'node:http';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Errors, type AppError } from '../common/app-error';
+import type { BodyMemoryBudget } from './body-memory-budget';
+import { bodyDecoder } from './content-encoding';
+
+/**
+ * Bodies are held only until their response is over, so a refusal's retry has
+ * a fair chance a second or two later; an estimate from the scheduler would
+ * not see uploads still arriving.
+ */
+export const MEMORY_RETRY_AFTER_SECONDS = 2;
+
+const memoryRefusal = () => Errors.poolSaturated(MEMORY_RETRY_AFTER_SECONDS, 'memory');
+
+/** One request's share of the budget: grows with what it announces and receives, freed once. */
+class BodyHolding {
+  private reserved = 0;
+
+  constructor(private readonly budget: BodyMemoryBudget) {}
+
+  /** Makes the holding cover `bytes` in all; false if the budget cannot. */
+  cover(bytes: number): boolean {
+    if (bytes <= this.reserved) return true;
+    if (!this.budget.tryReserve(bytes - this.reserved)) return false;
+    this.reserved = bytes;
+    return true;
+  }
+
+  release(): void {
+    this.budget.release(this.reserved);
+    this.reserved = 0;
+  }
+}
+
+const holdings = new WeakMap<IncomingMessage, BodyHolding>();
+
+function holdingOf(request: FastifyRequest, reply: FastifyReply, budget: BodyMemoryBudget) {
+  let holding = holdings.get(request.raw);
+  if (holding === undefined) {
+    const created = new BodyHolding(budget);
+    holdings.set(request.raw, created);
+    // 'close' comes once the response is written or the connection is gone: the body
+    // (and its task, which the response waits for) is no longer held.
+    reply.raw.once('close', () => created.release());
+    holding = created;
+  }
+  return holding;
+}
+
+/** True when a request announces a body (`Content-Length` above 0, or chunked). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return length === undefined ? request.headers['transfer-encoding'] !== undefined : length !== '0';
+}
+
+/**
+ * `onRequest`: a body announced with its `Content-Length` reserves that much of
+ * the budget before a byte of it is read, or is refused at once (503, reason
+ * `memory`).
+ */
+export function admitAnnouncedBody(budget: BodyMemoryBudget) {
+  return (request: FastifyRequest, reply: FastifyReply): AppError | undefined => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (!(length > 0)) return undefined;
+    return holdingOf(request, reply, budget).cover(length) ? undefined : memoryRefusal();
+  };
+}
+
+/**
+ * `preParsing`: `100 Continue` to a client that asked for it, then the body
+ * as it is read, decoded from its `Content-Encoding`
+ * (415 for a coding not accepted) and held, chunk by chunk, to the request's
+ * own limit (413) and to the memory budget (503), chunked or not, JSON or
+ * binary. The chunk that crosses a line is not kept and nothing after it is
+ * read: the response closes the connection (hooks.ts, `onSend`).
+ */
+export function guardBodyStream(
+  budget: BodyMemoryBudget,
+  limitFor: (request: FastifyRequest) => number,
+) {
+  return (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: Readable,
+    done: (error: AppError | null, stream?: Readable) => void,
+  ): void => {
+    if (!hasBody(request)) return done(null, payload);
+    let decoder: Transform | undefined;
+    try {
+      decoder = bodyDecoder(request.headers['content-encoding']);
+    } catch (error) {
+      return done(error as AppError);
+    }
+    const guard = new BodyGuard(limitFor(request), holdingOf(request, reply, budget));
+    // Admitted: a client that waits for it may now send its body (hooks.ts, checkContinue).
+    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
+    if (decoder === undefined) {
+      payload.pipe(guard);
+    } else {
+      const coded = decoder;
+      // Fastify compares the bytes received with `Content-Length` on this property.
+      payload.on('data', (chunk: Buffer) => (guard.receivedEncodedLength += chunk.length));
+      payload.pipe(coded).pipe(guard);
+      // Corrupt coded bytes are the client's error: 400, like malformed JSON.
+      coded.once('error', (error) =>
+        guard.destroy(Errors.validationFailed(`The body could not be decoded (${error.message})`)),
+      );
+      guard.once('close', () => {
+        payload.unpipe(coded);
+        coded.destroy();
+      });
+    }
+    done(null, guard);
+  };
+}
+
+/** Passes a body's bytes on while they fit its limit and the memory budget. */
+class BodyGuard extends Transform {
+  receivedEncodedLength = 0;
+  private received = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly holding: BodyHolding,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.received += chunk.length;
+    if (this.received > this.limit) return callback(Errors.payloadTooLarge(this.limit));
+    if (!this.holding.cover(this.received)) return callback(memoryRefusal());
+    callback(null, chunk);
+  }
+}

@@ -1,0 +1,133 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ErrorCode } from '../src/common/error-codes';
+import { parseMetrics, sumOf } from './support/metrics-text';
+import { freePort, startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(120_000);
+
+/** How long a collection answers later scrapes: the default, set explicitly here. */
+const SCRAPE_CACHE_MS = 1_000;
+
+const statusOf = async (url: string) => (await fetch(url)).status;
+
+async function collections(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return sumOf(parseMetrics(text), 'compute_metrics_collections_total');
+}
+
+describe('ADMIN_PORT: metrics and detailed health on their own listener (cluster of 2)', () => {
+  let service: ServiceProcess;
+  let admin: string;
+
+  beforeAll(async () => {
+    const adminPort = await freePort();
+    admin = `http://127.0.0.1:${adminPort}`;
+    service = await startService(
+      {
+        CLUSTER_WORKERS: '2',
+        POOL_THREADS: '1',
+        ADMIN_PORT: String(adminPort),
+        METRICS_CACHE_MS: String(SCRAPE_CACHE_MS),
+      },
+      // Each process says so once its threads are warm and it listens.
+      { readyLines: { pattern: /Nest application successfully started/, count: 2 } },
+    );
+  });
+
+  afterAll(() => service?.stop());
+
+  it('keeps the API and the probes on the public port, and answers 404 for the admin routes there', async () => {
+    for (const path of ['/metrics', '/health']) {
+      const response = await fetch(`${service.url}${path}`);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ code: ErrorCode.ROUTE_NOT_FOUND });
+    }
+    expect(await statusOf(`${service.url}/health/live`)).toBe(200);
+    expect(await statusOf(`${service.url}/health/ready`)).toBe(200);
+    expect(await statusOf(`${service.url}/api/tasks`)).toBe(200);
+  });
+
+  it('serves the metrics of every process and the detailed health on the admin port, and nothing else', async () => {
+    const text = await (await fetch(`${admin}/metrics`)).text();
+    const pids = new Set(
+      parseMetrics(text)
+        .filter((sample) => sample.name === 'process_resident_memory_bytes')
+        .map((sample) => sample.labels.pid),
+    );
+    expect(pids.size).toBe(2);
+    const health = await fetch(`${admin}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      details: { pool: {}, memory: { bodyBytesHeld: 0, bodyBudgetBytes: expect.any(Number) } },
+    });
+    for (const path of ['/api/tasks', '/health/live', '/docs']) {
+      expect({ path, status: await statusOf(`${admin}${path}`) }).toEqual({ path, status: 404 });
+    }
+  });
+
+  it('answers concurrent scrapes from one collection of the cluster', async () => {
+    await sleep(SCRAPE_CACHE_MS + 100);
+    const before = await collections(admin);
+    await sleep(SCRAPE_CACHE_MS + 100);
+    const bodies = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const response = await fetch(`${admin}/metrics`);
+        expect(response.status).toBe(200);
+        return response.text();
+      }),
+    );
+    // Every scrape got the same text: one collection, not fifty.
+    expect(new Set(bodies).size).toBe(1);
+    await sleep(SCRAPE_CACHE_MS + 100);
+    // The fifty scrapes and this one: two collections.
+    expect((await collections(admin)) - before).toBe(2);
+  });
+});
+
+describe('DOCS_ENABLED', () => {
+  let docsOn: ServiceProcess;
+  let docsOff: ServiceProcess;
+
+  beforeAll(async () => {
+    const env = { CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' };
+    [docsOn, docsOff] = await Promise.all([
+      startService(env),
+      startService({ ...env, DOCS_ENABLED: 'false' }),
+    ]);
+  });
+
+  afterAll(() => Promise.all([docsOn?.stop(), docsOff?.stop()]));
+
+  it('serves Swagger UI with only the files its page loads', async () => {
+    const page = await (await fetch(`${docsOn.url}/docs`)).text();
+    const loaded = [...page.matchAll(/(?:src|href)="\.?\/?(?:docs\/)?([\w.-]+)"/g)].map(
+      (match) => match[1]!,
+    );
+    expect(loaded).toEqual(
+      expect.arrayContaining(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-init.js']),
+    );
+    for (const file of loaded) {
+      expect({ file, status: await statusOf(`${docsOn.url}/docs/${file}`) }).toEqual({
+        file,
+        status: 200,
+      });
+    }
+    expect(await statusOf(`${docsOn.url}/docs-json`)).toBe(200);
+    for (const file of ['package.json', 'README.md', 'swagger-ui-bundle.js.map', 'index.js']) {
+      expect({ file, status: await statusOf(`${docsOn.url}/docs/${file}`) }).toEqual({
+        file,
+        status: 404,
+      });
+    }
+  });
+
+  it('serves no docs when turned off', async () => {
+    for (const path of ['/docs', '/docs-json', '/docs/swagger-ui.css']) {
+      expect({ path, status: await statusOf(`${docsOff.url}${path}`) }).toEqual({
+        path,
+        status: 404,
+      });
+    }
+    expect(await statusOf(`${docsOff.url}/api/tasks`)).toBe(200);
+  });
+});

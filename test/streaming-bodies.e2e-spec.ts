@@ -1,0 +1,288 @@
+import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { ErrorCode } from '../src/common/error-codes';
+import { parseMetrics, sumOf } from './support/metrics-text';
+import { firstBody, rawExchange, statusesOf } from './support/raw-http';
+import { startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(120_000);
+
+const MiB = 1024 * 1024;
+
+interface Upload {
+  /** Body bytes the server let the client write before it answered and closed. */
+  readonly sentBytes: number;
+  readonly statuses: number[];
+  readonly text: string;
+  readonly closed: boolean;
+}
+
+/**
+ * Sends a request's head, then body chunks as fast as the server reads them,
+ * until it answers and closes the connection or `maxBytes` are sent; chunked
+ * (no Content-Length) unless the head says otherwise.
+ */
+function upload(
+  port: number,
+  head: string,
+  { chunk = Buffer.alloc(64 * 1024, 0x20), maxBytes = 60 * MiB, chunked = true } = {},
+): Promise<Upload> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    let sentBytes = 0;
+    let closed = false;
+    const framed = chunked
+      ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+      : chunk;
+    socket.on('data', (data: Buffer) => received.push(data));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+      const text = Buffer.concat(received).toString('latin1');
+      resolve({ sentBytes, statuses: statusesOf(text), text, closed });
+    });
+    socket.once('connect', () => {
+      socket.write(head);
+      const pump = () => {
+        while (!closed && sentBytes < maxBytes) {
+          sentBytes += chunk.length;
+          if (!socket.write(framed)) return void socket.once('drain', pump);
+        }
+        if (!closed && chunked) socket.write('0\r\n\r\n');
+      };
+      pump();
+    });
+  });
+}
+
+const chunkedHead = (path: string, contentType: string, extra = '') =>
+  `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: ${contentType}\r\ntransfer-encoding: chunked\r\n${extra}\r\n`;
+
+async function metric(service: ServiceProcess, name: string, labels: Record<string, string> = {}) {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  return sumOf(parseMetrics(text), name, labels);
+}
+
+describe('Bodies refused while they stream (real process)', () => {
+  let service: ServiceProcess;
+  const port = () => service.port;
+
+  beforeAll(async () => {
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      LOG_LEVEL: 'warn',
+      BINARY_BODY_LIMIT_BYTES: String(4 * MiB),
+    });
+  });
+
+  afterAll(() => service?.stop());
+
+  it('refuses 20 oversized chunked bodies at once with 413, reading little of them, memory flat', async () => {
+    const before = service.rssMiB();
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, service.rssMiB())), 20);
+    // Half JSON (limit 1 MiB), half raw bytes to a binary task (limit 4 MiB), 60 MiB each.
+    const uploads = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        upload(
+          port(),
+          index % 2 === 0
+            ? chunkedHead('/api/tasks/factorial', 'application/json')
+            : chunkedHead('/api/tasks/hash', 'application/octet-stream'),
+        ),
+      ),
+    );
+    clearInterval(sampler);
+    for (const { statuses, text, closed } of uploads) {
+      expect({ statuses, closed }).toEqual({ statuses: [413], closed: true });
+      expect(firstBody(text)).toMatchObject({ code: ErrorCode.PAYLOAD_TOO_LARGE });
+    }
+    // Read at the limit, then not on: what the client wrote is the limit plus socket buffers.
+    for (const { sentBytes } of uploads) expect(sentBytes).toBeLessThan(30 * MiB);
+    // Buffering them whole would hold 20 × 60 MiB; held to their limits, 30 MiB at most.
+    expect(peak - before).toBeLessThan(200);
+    expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+  });
+
+  it('answers Expect: 100-continue with the refusal, before the body is sent, or with 100 once admitted', async () => {
+    const expecting = (length: number) =>
+      `POST /api/tasks/hash HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\nexpect: 100-continue\r\n\r\n`;
+    const refused = await rawExchange(port(), [expecting(8 * MiB)], { waitMs: 5_000 });
+    // A body of a size like the other tests' (the scheduler estimates hashes per byte).
+    const content = Buffer.alloc(64 * 1024, 0x61);
+    expect(refused.statuses).toEqual([413]);
+    const admitted = await new Promise<string>((resolve) => {
+      const socket = connect(port(), '127.0.0.1');
+      let text = '';
+      socket.on('data', (data: Buffer) => {
+        text += data.toString('latin1');
+        // The body goes only once the service asked for it.
+        if (text.startsWith('HTTP/1.1 100 ') && !text.includes('200 OK')) socket.write(content);
+        if (text.includes('"digest"')) socket.destroy();
+      });
+      socket.on('close', () => resolve(text));
+      socket.write(expecting(content.length));
+    });
+    expect(statusesOf(admitted)).toEqual([100, 200]);
+  });
+
+  it('415 UNSUPPORTED_MEDIA_TYPE with Accept-Encoding for a coding it does not decode', async () => {
+    for (const coding of ['bogus', 'deflate', 'gzip, br', 'compress']) {
+      const response = await fetch(`${service.url}/api/tasks/hash`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-encoding': coding },
+        body: 'hello',
+      });
+      expect(response.status).toBe(415);
+      expect(response.headers.get('accept-encoding')).toBe('gzip, br');
+      expect(await response.json()).toMatchObject({ code: ErrorCode.UNSUPPORTED_MEDIA_TYPE });
+    }
+  });
+
+  it('hashes the content of a gzip or br body, never its coded bytes', async () => {
+    const content = Buffer.from('corepool '.repeat(10_000));
+    const digest = createHash('sha256').update(content).digest('hex');
+    for (const [coding, coded] of [
+      ['gzip', gzipSync(content)],
+      ['br', brotliCompressSync(content)],
+    ] as const) {
+      const response = await fetch(`${service.url}/api/tasks/hash?algorithm=sha256`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-encoding': coding },
+        body: coded,
+      });
+      expect(await response.json()).toMatchObject({
+        task: 'hash',
+        result: { bytes: content.length, digest },
+      });
+    }
+  });
+
+  it('decodes a gzip JSON body and holds it to the JSON limit once decoded', async () => {
+    const ok = await fetch(`${service.url}/api/tasks/factorial`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ n: 10 })),
+    });
+    expect(ok.status).toBe(200);
+    // 2 MiB of spaces compress to a few KiB: the limit is on what they decode to.
+    const padded = gzipSync(`${' '.repeat(2 * MiB)}{"n":10}`);
+    expect(padded.length).toBeLessThan(64 * 1024);
+    const refused = await fetch(`${service.url}/api/tasks/factorial`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: padded,
+    });
+    expect(refused.status).toBe(413);
+  });
+
+  it('400 VALIDATION_FAILED for bytes that are not the coding they claim', async () => {
+    const response = await fetch(`${service.url}/api/tasks/hash`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+      body: 'not gzip at all',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
+  });
+
+  it('cuts a 1 GiB gzip bomb off at the limit, memory flat', async () => {
+    // Gzip members may be concatenated: 16 × 64 MiB of zeros is 1 GiB, sent as ~1 MiB.
+    const member = gzipSync(Buffer.alloc(64 * MiB), { level: 9 });
+    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
+    expect(bomb.length).toBeLessThan(2 * MiB);
+    const before = service.rssMiB();
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, service.rssMiB())), 20);
+    const answer = await upload(
+      port(),
+      `POST /api/tasks/hash HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-encoding: gzip\r\ncontent-length: ${bomb.length}\r\n\r\n`,
+      { chunk: bomb, maxBytes: bomb.length, chunked: false },
+    );
+    clearInterval(sampler);
+    expect(answer.statuses).toEqual([413]);
+    expect(firstBody(answer.text)).toMatchObject({
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+      detail: expect.stringContaining(String(4 * MiB)) as unknown,
+    });
+    expect(peak - before).toBeLessThan(100);
+  });
+});
+
+describe('Bodies admitted by memory (real process)', () => {
+  let service: ServiceProcess;
+  const BODY = 8 * MiB;
+  const announced = (length: number) =>
+    `POST /api/tasks/hash HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\n\r\n`;
+
+  beforeAll(async () => {
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      LOG_LEVEL: 'warn',
+      BINARY_BODY_LIMIT_BYTES: String(BODY),
+      BODY_MEMORY_BUDGET_BYTES: String(2 * BODY),
+      // Each scrape here must see what happened just before it.
+      METRICS_CACHE_MS: '0',
+    });
+  });
+
+  afterAll(() => service?.stop());
+
+  /** An upload that sends its head and a little of its body, then holds the connection open. */
+  function holdOpen(head: string) {
+    const socket = connect(service.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(head);
+    socket.write(Buffer.alloc(1024));
+    return socket;
+  }
+
+  it('503 POOL_SATURATED (memory) at once for bodies past the budget, chunked or not; probes answer', async () => {
+    // Two bodies of the limit fill the budget while they arrive.
+    const held = [holdOpen(announced(BODY)), holdOpen(announced(BODY))];
+    await sleep(300);
+    try {
+      const refused = await fetch(`${service.url}/api/tasks/hash`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.alloc(MiB),
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('2');
+      expect(refused.headers.get('connection')).toBe('close');
+      expect(await refused.json()).toMatchObject({
+        code: ErrorCode.POOL_SATURATED,
+        reason: 'memory',
+      });
+      // A chunked body announces nothing: it is refused as its first bytes cross the line.
+      const chunked = await upload(
+        service.port,
+        chunkedHead('/api/tasks/hash', 'application/octet-stream'),
+      );
+      expect(chunked.statuses).toEqual([503]);
+      expect(firstBody(chunked.text)).toMatchObject({ reason: 'memory' });
+      expect(chunked.sentBytes).toBeLessThan(BODY);
+      expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+      expect(await metric(service, 'compute_scheduler_refusals_total', { reason: 'memory' })).toBe(
+        2,
+      );
+      expect(await metric(service, 'compute_body_bytes_held')).toBe(2 * BODY);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    // Their bytes are released with their connections: a body of the limit fits again.
+    await sleep(300);
+    expect(await metric(service, 'compute_body_bytes_held')).toBe(0);
+    const accepted = await fetch(`${service.url}/api/tasks/hash`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(BODY),
+    });
+    expect(accepted.status).toBe(200);
+  });
+});
