@@ -65,6 +65,7 @@ export class PiscinaDispatch implements TaskDispatch {
   }
 
   private post(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
+    stop.markPosted();
     const signal = stop.termination;
     if (request.body === undefined) {
       return this.pool.run({ ...request, cancelFlag: stop.flag }, { signal });
