@@ -65,6 +65,7 @@ export class PiscinaDispatch implements TaskDispatch {
   }
 
   private post(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
+    stop.markPosted();
     const signal = stop.termination;
     const ports = request.progress === undefined ? [] : [request.progress];
     if (request.body === undefined) {

@@ -18,6 +18,7 @@ export class TaskStop {
   /** Piscina's signal for the task: aborting it terminates the thread that runs it. */
   readonly termination = new Cancellation();
   private graceTimer: NodeJS.Timeout | undefined;
+  private posted = false;
   private readonly stopFollowing: () => void;
 
   constructor(
@@ -25,6 +26,22 @@ export class TaskStop {
     private readonly graceMs: number,
   ) {
     this.stopFollowing = onCancel(cancellation, () => this.stop());
+  }
+
+  /** The task was handed to Piscina (it left corepool's own queue). */
+  markPosted(): void {
+    this.posted = true;
+  }
+
+  /**
+   * The task's thread was terminated: it had been handed to Piscina when the
+   * grace ran out. (A task still in Piscina's own queue, which holds tasks
+   * only while a thread is being replaced, is counted too: Piscina does not
+   * say which of the two it was. Counting only tasks that had started would
+   * miss the thread of one posted to a thread too starved to start it.)
+   */
+  get terminatedThread(): boolean {
+    return this.posted && this.termination.aborted;
   }
 
   /** The thread that runs the task; 0 while it has not started. */

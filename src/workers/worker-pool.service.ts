@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import { AppError, Errors } from '../common/app-error';
+import { ErrorCode } from '../common/error-codes';
 import { IdleWaiter } from '../common/idle-waiter';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
@@ -285,7 +286,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
         }
         const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
         const failure = classifyRejection(error, abortedFor, limits);
-        this.threadDied(failure.error.code, abortedFor, stop.threadId !== 0);
+        this.threadDied(failure.error.code, stop.terminatedThread);
         throw this.settleFailure(ref, failure);
       }
       const waitMs = Math.max(0, response.startedAt - submittedAt);
@@ -390,13 +391,13 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * A task's thread died or was terminated: count why. A task aborted before
-   * it reached a thread (`started` false) cost no thread.
+   * A task was rejected: count the thread it cost, and why. A cancelled task
+   * that left the queue before its grace ran out cost none.
    */
-  private threadDied(code: string, abortedFor: AbortReason | undefined, started: boolean): void {
-    if (code === 'WORKER_OUT_OF_MEMORY') this.threadReplaced('out_of_memory');
-    else if (code === 'WORKER_CRASHED') this.threadReplaced('crash');
-    else if (abortedFor !== undefined && started) {
+  private threadDied(code: ErrorCode, terminatedAfterGrace: boolean): void {
+    if (code === ErrorCode.WORKER_OUT_OF_MEMORY) this.threadReplaced('out_of_memory');
+    else if (code === ErrorCode.WORKER_CRASHED) this.threadReplaced('crash');
+    else if (terminatedAfterGrace) {
       this.stopped.terminated += 1;
       this.threadReplaced('terminated');
     }
