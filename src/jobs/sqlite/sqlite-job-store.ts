@@ -389,21 +389,9 @@ export class SqliteJobStore {
     return Number(changes);
   }
 
-  /**
-   * Gives free pages back to the file system and truncates the WAL. The
-   * checkpoint waits for no one: with readers in the way it does what it
-   * can now and the next run does the rest.
-   */
+  /** Gives free pages back to the file system (the WAL is truncated on the checkpointer's thread). */
   compact(pages: number): void {
     this.db.exec(`PRAGMA incremental_vacuum(${Math.floor(pages)})`);
-    this.db.exec('PRAGMA busy_timeout = 0');
-    try {
-      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    } catch {
-      // busy: another process writes right now
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
   }
 
   /** The stored totals the bounds are checked against. */
