@@ -260,6 +260,13 @@ export class SqliteJobStore {
    */
   claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
     if (limit <= 0) return [];
+    // A read first: an idle poll takes no write lock (and never waits for one).
+    const runnable = this.statement(
+      `SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'queued' AND run_after <= ?)
+           OR EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < ?
+                        AND attempts < max_attempts) AS found`,
+    ).get(now, now);
+    if (runnable?.found === 0) return [];
     return this.transaction(() => {
       const rows = this.statement(
         `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
