@@ -27,6 +27,9 @@ import { ThreadRecycler } from './thread-recycler';
 
 export type { TaskOutcome } from './task-failure';
 
+/** Longest a task's result waits for its last progress report, which travels on another port. */
+const PROGRESS_END_WAIT_MS = 100;
+
 /** How long a task that reached a thread waited and ran. */
 export interface TaskTimes {
   readonly waitMs: number;
@@ -244,7 +247,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settleFailure(ref, classifyAnswer(response), timing);
     } finally {
       clearTimeout(timer);
-      progress?.close();
+      // The last report before the result (a thread that was stopped never sends its end marker).
+      await progress?.finish(cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
       stopFollowing?.();
       this.inFlight.delete(cancellation);
       if (!refused) this.completed += 1;
