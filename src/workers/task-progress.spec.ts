@@ -47,14 +47,21 @@ describe(portReporter.name, () => {
 });
 
 describe(progressChannel.name, () => {
-  it('delivers reports until the end marker, and none after close', async () => {
+  it('delivers every report up to the end marker before finish() resolves, and none after', async () => {
     const reports: TaskProgress[] = [];
     const channel = progressChannel((progress) => reports.push(progress));
     channel.port.postMessage({ kind: 'progress', progress: { fraction: 0.5 } });
+    channel.port.postMessage({ kind: 'progress', progress: { fraction: 1 } });
     channel.port.postMessage({ kind: 'end' });
     channel.port.postMessage({ kind: 'progress', progress: { fraction: 0.9 } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(reports).toEqual([{ fraction: 0.5 }]);
-    channel.close();
+    // As when the result arrives first: finish() still waits for the end marker.
+    await channel.finish(10_000);
+    expect(reports).toEqual([{ fraction: 0.5 }, { fraction: 1 }]);
+  });
+
+  it('does not wait past its bound for an end marker that never comes', async () => {
+    const channel = progressChannel(() => undefined);
+    await channel.finish(10);
+    channel.port.close();
   });
 });

@@ -58,25 +58,46 @@ export function portReporter(
 
 /**
  * Main side: a channel for one task. `port` goes to the thread (transferred);
- * reports reach `onProgress` until the end marker or `close()` (the task
- * settled), whichever comes first: a report that arrives late is dropped.
+ * reports reach `onProgress` until the end marker. The task's answer travels
+ * on another port and may arrive first: `finish()` waits (at most
+ * `waitMs`) for the end marker, or for the port to close with a thread that
+ * died, so the last report is delivered before the result, and none after.
  */
 export function progressChannel(onProgress: (progress: TaskProgress) => void): {
   port: MessagePort;
-  close(): void;
+  finish(waitMs: number): Promise<void>;
 } {
   const { port1, port2 } = new MessageChannel();
   let open = true;
+  let ended: () => void = () => undefined;
+  const endSeen = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
   const close = () => {
     open = false;
     port1.close();
+    ended();
   };
   port1.on('message', (message: ProgressMessage) => {
     if (!open) return;
     if (message.kind === 'end') close();
     else onProgress(message.progress);
   });
-  return { port: port2, close };
+  port1.once('close', close);
+  return {
+    port: port2,
+    async finish(waitMs) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        endSeen,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, waitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      close();
+    },
+  };
 }
 
 /** A fraction clamped to 0..1 and a short message; a report that is not a number is ignored. */

@@ -48,6 +48,9 @@ export type TaskStopKind = 'cooperative' | 'terminated';
 /** A spare thread that has not come up within this long is given up (and asked for again later). */
 const SPARE_PATIENCE_MS = 30_000;
 
+/** Longest a task's result waits for its last progress report, which travels on another port. */
+const PROGRESS_END_WAIT_MS = 100;
+
 /** How long a task that reached a thread waited and ran. */
 export interface TaskTimes {
   readonly waitMs: number;
@@ -306,7 +309,8 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settleFailure(ref, classifyAnswer(response), timing);
     } finally {
       clearTimeout(timer);
-      progress?.close();
+      // The last report before the result (a thread that was stopped never sends its end marker).
+      await progress?.finish(cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
       stopFollowing?.();
       stop.dispose();
       this.inFlight.delete(stop);

@@ -18,8 +18,9 @@ const VACUUM_PAGES = 2000;
 /**
  * Deletes jobs past their retention (`JOBS_RESULT_TTL_SECONDS`) every
  * `JOBS_PURGE_INTERVAL_MS`, in small batches with the event loop free in
- * between, then returns free pages (`incremental_vacuum`) and truncates the
- * WAL, so the file's size follows what is stored. Every process runs it;
+ * between, then returns free pages (`incremental_vacuum`), so the file's size
+ * follows what is stored (the WAL is kept short by `wal-checkpointer.ts`, off
+ * the event loop). Every process runs it;
  * concurrent purges only find less to do.
  */
 @Injectable()

@@ -260,6 +260,13 @@ export class SqliteJobStore {
    */
   claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
     if (limit <= 0) return [];
+    // A read first: an idle poll takes no write lock (and never waits for one).
+    const runnable = this.statement(
+      `SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'queued' AND run_after <= ?)
+           OR EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < ?
+                        AND attempts < max_attempts) AS found`,
+    ).get(now, now);
+    if (runnable?.found === 0) return [];
     return this.transaction(() => {
       const rows = this.statement(
         `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
@@ -389,21 +396,9 @@ export class SqliteJobStore {
     return Number(changes);
   }
 
-  /**
-   * Gives free pages back to the file system and truncates the WAL. The
-   * checkpoint waits for no one: with readers in the way it does what it
-   * can now and the next run does the rest.
-   */
+  /** Gives free pages back to the file system (the WAL is truncated on the checkpointer's thread). */
   compact(pages: number): void {
     this.db.exec(`PRAGMA incremental_vacuum(${Math.floor(pages)})`);
-    this.db.exec('PRAGMA busy_timeout = 0');
-    try {
-      this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    } catch {
-      // busy: another process writes right now
-    } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    }
   }
 
   /** The stored totals the bounds are checked against. */

@@ -7,7 +7,8 @@ import { Worker } from 'node:worker_threads';
  * (bench/results/2026-12-01-jobs.md). Here the automatic checkpoint is off
  * (`sqlite-schema.ts`) and this thread's own connection copies the WAL back
  * every `intervalMs` (`PASSIVE`: it waits for no reader or writer), so no
- * request ever pays for it.
+ * request ever pays for it. Every `TRUNCATE_EVERY`th time it also truncates
+ * the WAL file, when no reader is in the way (else the next time).
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
@@ -24,13 +25,18 @@ export class WalCheckpointer {
   }
 }
 
+/** One checkpoint in this many also truncates the WAL file (once a minute at 1 s). */
+const TRUNCATE_EVERY = 60;
+
 const THREAD_SOURCE = `
 const { DatabaseSync } = require('node:sqlite');
 const { workerData } = require('node:worker_threads');
 const db = new DatabaseSync(workerData.path, { timeout: 0 });
+let runs = 0;
 setInterval(() => {
+  runs += 1;
   try {
-    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    db.exec(runs % ${TRUNCATE_EVERY} === 0 ? 'PRAGMA wal_checkpoint(TRUNCATE)' : 'PRAGMA wal_checkpoint(PASSIVE)');
   } catch {
     // busy: the next interval
   }
