@@ -50,10 +50,11 @@ export async function registerQuotas(
   options: QuotaOptions,
 ): Promise<TaskQuotaGate> {
   const { quotas, log } = options;
-  const channel = cluster.isWorker
-    ? new QuotaChannel((message) => process.send?.(message))
-    : undefined;
   const counted = quotas.requestsPerSecond > 0 || quotas.tasksInFlight > 0;
+  const channel =
+    counted && cluster.isWorker
+      ? new QuotaChannel((message) => process.send?.(message))
+      : undefined;
   const redis =
     counted && options.redisUrl !== undefined
       ? new Redis(options.redisUrl, {
@@ -96,7 +97,11 @@ export async function registerQuotas(
           ? { store: clusterRateStore(channel) }
           : {}),
       errorResponseBuilder: (_request, context) =>
-        Errors.rateLimited('requests per second', context.max, Math.ceil(context.ttl / 1000)),
+        Errors.rateLimited(
+          'requests per second',
+          context.max,
+          Math.max(1, Math.ceil(context.ttl / 1000)),
+        ),
     });
   }
 
