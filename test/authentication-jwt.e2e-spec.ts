@@ -160,3 +160,26 @@ describe('AUTH_MODE=jwt against a local public key file, scopes as an array clai
     );
   });
 });
+
+describe('AUTH_MODE=jwt while the JWKS cannot be fetched', () => {
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    const jwks = new JwksServer();
+    const url = await jwks.start();
+    await jwks.stop(); // nothing listens there any more
+    app = await startApp({
+      AUTH_MODE: 'jwt',
+      AUTH_JWT_JWKS_URL: url,
+      AUTH_JWT_ISSUER: ISSUER,
+      AUTH_JWT_AUDIENCE: AUDIENCE,
+    });
+  });
+  afterAll(() => app.close());
+
+  it('refuses tokens with 401 (not 500), and the probes still answer', async () => {
+    const key = await signingKey('key-1');
+    await refusal(await runTask(app, bearer(await token(key))));
+    expect((await fetch(`${app.url}/health/ready`)).status).toBe(200);
+  });
+});

@@ -227,3 +227,57 @@ describe('requests per second per client, across replicas sharing a Redis', () =
     await sharedCountSeen(replicas, KEYS.alice.key, 4);
   });
 });
+
+describe('tasks in flight per client, across replicas sharing a Redis (leases per process)', () => {
+  const keys = new KeyFile(KEYS);
+  const replicas: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    const env = {
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      AUTH_MODE: 'api-key',
+      AUTH_API_KEYS_FILE: keys.path,
+      QUOTA_TASKS_IN_FLIGHT: '1',
+      REDIS_URL,
+      JOBS_QUEUE_PREFIX: uniquePrefix(),
+    };
+    replicas.push(await startService(env), await startService(env));
+  });
+  afterAll(() => Promise.all(replicas.map((replica) => replica.stop())));
+
+  const task = (replica: ServiceProcess, key: string, ms: number) =>
+    send(replica, 'POST', '/api/tasks/which-process', key, { ms });
+
+  it('refuses a client’s second task on the other replica while its first runs', async () => {
+    const [first, second] = replicas as [ServiceProcess, ServiceProcess];
+    const { running: long } = await holdSlot(
+      () => task(first, KEYS.alice.key, 5000),
+      () => task(second, KEYS.alice.key, 1),
+    );
+    for (const replica of [second, first]) {
+      const refused = await task(replica, KEYS.alice.key, 1);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'RATE_LIMITED' });
+    }
+    expect((await task(second, KEYS.bob.key, 1)).status).toBe(200);
+    expect((await long).status).toBe(200);
+    expect((await task(second, KEYS.alice.key, 1)).status).toBe(200);
+  });
+
+  it('frees the slots of a replica killed while it held them, once its lease expires', async () => {
+    const [first, second] = replicas as [ServiceProcess, ServiceProcess];
+    // The long task's connection dies with its replica: that answer is not the point here.
+    const gone = { status: 0, headers: {}, body: undefined, requestId: '' } satisfies Answer;
+    await holdSlot(
+      () => task(first, KEYS.bob.key, 60_000).catch(() => gone),
+      () => task(second, KEYS.bob.key, 1),
+    );
+    await first.stop(); // SIGKILL: no release, no goodbye
+    await waitUntil(
+      'the dead replica’s slot to be freed',
+      async () => (await task(second, KEYS.bob.key, 1)).status === 200,
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+  });
+});

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Logger } from 'pino';
+import { ThrottledWarning } from '../common/throttled-warning';
 import type { AppConfig } from '../config/app-config';
 import {
   credentialOf,
@@ -35,12 +36,15 @@ const MISSING: Rejection = Object.freeze({ rejected: 'missing' });
  */
 export class JwtAuthenticator implements Authenticator {
   private readonly key: ReturnType<typeof createRemoteJWKSet> | KeyObject;
+  /** Every request fails while the provider is down; one line per 10 s says so. */
+  private readonly jwksDown: ThrottledWarning;
 
   constructor(
     private readonly config: JwtConfig,
     private readonly defaultScopes: readonly string[],
-    private readonly log: Logger,
+    log: Logger,
   ) {
+    this.jwksDown = new ThrottledWarning(log);
     this.key =
       config.jwksUrl !== undefined
         ? createRemoteJWKSet(new URL(config.jwksUrl), {
@@ -94,7 +98,8 @@ export class JwtAuthenticator implements Authenticator {
       error instanceof errors.JWKSTimeout ||
       error instanceof errors.JWKSInvalid;
     if (unverifiable) {
-      this.log.warn({ err: error }, 'the JWKS is not available; bearer tokens cannot be verified');
+      const reason = error instanceof Error ? error.message : String(error);
+      this.jwksDown.warn(`the JWKS is not available (${reason}); bearer tokens cannot be verified`);
       return { rejected: 'invalid' };
     }
     const reason = CLAIM_FAILURES[error.code];

@@ -4,10 +4,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { Errors, type AppError } from '../common/app-error';
+import { ThrottledWarning } from '../common/throttled-warning';
 import type { AppConfig } from '../config/app-config';
 import { identityOf } from './client-identity';
 import { clusterRateStore } from './cluster-rate-store';
 import { QuotaChannel } from './quota-channel';
+import { RedisTaskSlots } from './redis-task-slots';
 import { ClusterTaskSlots, LocalTaskSlots, type TaskSlots } from './task-slots';
 
 /** The window of `QUOTA_REQUESTS_PER_SECOND`. */
@@ -37,7 +39,8 @@ export type TaskQuotaGate = (
  * - requests per second with `@fastify/rate-limit` (its `RateLimit-*` and
  *   `Retry-After` headers), counted in Redis when `REDIS_URL` is set (every
  *   replica), else in the cluster primary (every process), else here;
- * - tasks in flight, counted in the cluster primary or here.
+ * - tasks in flight, counted in Redis when `REDIS_URL` is set (every
+ *   replica, with a lease per process), else in the cluster primary, else here.
  *
  * Register before the app is initialised: the plugin hooks into routes as
  * they are added.
@@ -47,11 +50,13 @@ export async function registerQuotas(
   options: QuotaOptions,
 ): Promise<TaskQuotaGate> {
   const { quotas, log } = options;
-  const channel = cluster.isWorker
-    ? new QuotaChannel((message) => process.send?.(message))
-    : undefined;
+  const counted = quotas.requestsPerSecond > 0 || quotas.tasksInFlight > 0;
+  const channel =
+    counted && cluster.isWorker
+      ? new QuotaChannel((message) => process.send?.(message))
+      : undefined;
   const redis =
-    quotas.requestsPerSecond > 0 && options.redisUrl !== undefined
+    counted && options.redisUrl !== undefined
       ? new Redis(options.redisUrl, {
           // Fail at once while Redis is away: the request is let through, never held.
           enableOfflineQueue: false,
@@ -60,11 +65,19 @@ export async function registerQuotas(
           lazyConnect: false,
         })
       : undefined;
-  redis?.on('error', (error) => log.warn({ err: error }, 'quota Redis unavailable'));
-  fastify.addHook('onClose', (_instance, done) => {
+  // ioredis reports every failed reconnect; one line per 10 s says enough.
+  const redisDown = new ThrottledWarning(log);
+  redis?.on('error', (error: Error) =>
+    redisDown.warn(`quota Redis unavailable (${error.message}); quotas are not enforced`),
+  );
+  const unavailable = new ThrottledWarning(log);
+  const notChecked = (error: unknown) =>
+    unavailable.warn(`task quota not checked: ${String((error as Error)?.message ?? error)}`);
+  const slots = taskSlots(quotas.tasksInFlight, redis, options.redisPrefix, channel, notChecked);
+  fastify.addHook('onClose', async () => {
     channel?.close();
+    await slots?.close?.();
     redis?.disconnect();
-    done();
   });
 
   if (quotas.requestsPerSecond > 0) {
@@ -79,23 +92,21 @@ export async function registerQuotas(
       // A store that cannot answer (Redis or the primary away) lets requests through.
       skipOnError: true,
       ...(redis !== undefined
-        ? { redis, nameSpace: `${options.redisPrefix}:quota:` }
+        ? { redis, nameSpace: `${options.redisPrefix}:quota:rate:` }
         : channel !== undefined
           ? { store: clusterRateStore(channel) }
           : {}),
       errorResponseBuilder: (_request, context) =>
-        Errors.rateLimited('requests per second', context.max, Math.ceil(context.ttl / 1000)),
+        Errors.rateLimited(
+          'requests per second',
+          context.max,
+          Math.max(1, Math.ceil(context.ttl / 1000)),
+        ),
     });
   }
 
   const max = quotas.tasksInFlight;
-  if (max === 0) return () => undefined;
-  const slots: TaskSlots =
-    channel === undefined
-      ? new LocalTaskSlots(max)
-      : new ClusterTaskSlots(channel, max, (error) =>
-          log.warn({ err: error }, 'task quota not checked: the primary did not answer'),
-        );
+  if (slots === undefined) return () => undefined;
   return (request, reply) => {
     const key = identityOf(request).id;
     const admit = (granted: boolean) => {
@@ -108,4 +119,18 @@ export async function registerQuotas(
     const granted = slots.acquire(key);
     return granted instanceof Promise ? granted.then(admit) : admit(granted);
   };
+}
+
+/** Where tasks in flight are counted: Redis (every replica), the primary (every process), or here. */
+function taskSlots(
+  max: number,
+  redis: Redis | undefined,
+  prefix: string,
+  channel: QuotaChannel | undefined,
+  onUnavailable: (error: unknown) => void,
+): (TaskSlots & { close?(): Promise<void> }) | undefined {
+  if (max === 0) return undefined;
+  if (redis !== undefined) return new RedisTaskSlots(redis, `${prefix}:quota:`, max, onUnavailable);
+  if (channel !== undefined) return new ClusterTaskSlots(channel, max, onUnavailable);
+  return new LocalTaskSlots(max);
 }

@@ -197,7 +197,7 @@ export class EnvironmentVariables {
   @IsInt()
   QUOTA_REQUESTS_PER_SECOND = 0;
 
-  /** Tasks one client may have running or queued at once (`POST /api/tasks/:name`, `POST /api/compute`), across the cluster's processes; past it: 429 `RATE_LIMITED`. `0`: no limit. */
+  /** Tasks one client may have running or queued at once (`POST /api/tasks/:name`, `POST /api/compute`), across the cluster's processes, and across replicas when `REDIS_URL` is set; past it: 429 `RATE_LIMITED`. `0`: no limit. */
   @Type(() => Number)
   @Min(0)
   @Max(1_000_000)
