@@ -40,6 +40,11 @@ const ROUTES: ReadonlyArray<{
   },
   { route: 'GET /api/jobs', path: '/api/jobs', access: Scope.JOBS_READ },
   { route: 'GET /api/jobs/:id', path: '/api/jobs/no-such-job', access: Scope.JOBS_READ },
+  {
+    route: 'GET /api/jobs/:id/events',
+    path: '/api/jobs/no-such-job/events',
+    access: Scope.JOBS_READ,
+  },
   { route: 'DELETE /api/jobs/:id', path: '/api/jobs/no-such-job', access: Scope.JOBS_WRITE },
 ];
 

@@ -21,6 +21,8 @@ beforeAll(async () => {
     WORKER_MAX_MEMORY_MB: String(MEMORY_BUDGET_MB),
     CANCEL_GRACE_MS: '5000',
     LOG_LEVEL: 'warn',
+    // The test reads counters right after the events that move them.
+    METRICS_CACHE_MS: '0',
   });
 });
 

@@ -112,8 +112,17 @@ export async function registerQuotas(
     const admit = (granted: boolean) => {
       if (!granted)
         return Errors.rateLimited('tasks in flight', max, TASK_SLOT_RETRY_AFTER_SECONDS);
-      // 'close' comes once per response, answered or abandoned by its client.
-      reply.raw.once('close', () => slots.release(key));
+      let held = true;
+      const release = () => {
+        if (!held) return;
+        held = false;
+        slots.release(key);
+      };
+      // Released as the answer is sent (`onSend`, in http/hooks.ts), before the client can
+      // send its next task: on 'close' alone, a client that waits for each answer raced its
+      // own release and got 429. 'close' still releases a request its client abandoned.
+      request.releaseTaskSlot = release;
+      reply.raw.once('close', release);
       return undefined;
     };
     const granted = slots.acquire(key);
@@ -133,4 +142,11 @@ function taskSlots(
   if (redis !== undefined) return new RedisTaskSlots(redis, `${prefix}:quota:`, max, onUnavailable);
   if (channel !== undefined) return new ClusterTaskSlots(channel, max, onUnavailable);
   return new LocalTaskSlots(max);
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Gives back the client's tasks-in-flight slot this request holds; null when it holds none. */
+    releaseTaskSlot?: (() => void) | null;
+  }
 }

@@ -99,6 +99,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   fastify.decorateRequest('routeProfile', null);
   // Declared up front: a property added to some requests only would change their shape.
   fastify.decorateRequest('identity', null);
+  fastify.decorateRequest('releaseTaskSlot', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
 
@@ -155,6 +156,8 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   registerBodyParsers(fastify, bodies);
 
   fastify.addHook('onSend', (request, reply, payload, done) => {
+    // The task is done once its answer goes out: its client may send the next one at once.
+    request.releaseTaskSlot?.();
     // A process that answers 503 is full or going away: the client's next try on a new
     // connection may land on a process that is not. A body refused before its end is
     // not read on: closing is the only way not to.

@@ -141,8 +141,17 @@ describe(WorkerPoolService.name, () => {
   it('stops a task that runs past its deadline and replaces its thread', async () => {
     const pool = await startPool({ POOL_THREADS: '1', TASK_TIMEOUT_MS: '1000' });
     const before = await threadIdOf(pool);
+    // The replacement has loaded its code (under jest it compiles TypeScript, which can
+    // take longer than the 1 s deadline on a busy machine) before the next task runs.
+    const replacementStarted = new Promise<void>((resolve) => {
+      const stop = pool.onThreadStarted(() => {
+        stop();
+        resolve();
+      });
+    });
     expect(await codeOf(pool.run('spin', {}))).toBe('TASK_TIMEOUT');
     await fullSize(pool, 1);
+    await replacementStarted;
     expect(await threadIdOf(pool)).not.toBe(before);
   });
 
