@@ -82,17 +82,17 @@ export class SqliteJobStore {
   private readonly db: DatabaseSync;
   /** Compiled once per SQL text: compiling costs about as much as running these statements. */
   private readonly statements = new Map<string, StatementSync>();
-  private readonly checkpointer: WalCheckpointer;
+  /** Started by the first write: a process that never writes (no jobs) costs no thread. */
+  private checkpointer: WalCheckpointer | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true });
     this.db = new DatabaseSync(options.path, { timeout: BUSY_TIMEOUT_MS });
     prepareDatabase(this.db);
-    this.checkpointer = new WalCheckpointer(options.path, CHECKPOINT_INTERVAL_MS);
   }
 
   close(): void {
-    void this.checkpointer.stop();
+    void this.checkpointer?.stop();
     if (this.db.isOpen) this.db.close();
   }
 
@@ -514,6 +514,7 @@ export class SqliteJobStore {
 
   /** One write transaction, taken at once (`IMMEDIATE`): no upgrade from a read lock to deadlock on. */
   private transaction<T>(work: () => T): T {
+    this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = work();
