@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode } from '../src/common/error-codes';
+import { KeyFile } from './support/credentials';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
 
@@ -129,5 +130,37 @@ describe('DOCS_ENABLED', () => {
       });
     }
     expect(await statusOf(`${docsOff.url}/api/tasks`)).toBe(200);
+  });
+});
+
+describe('ADMIN_PORT with API keys', () => {
+  const keys = new KeyFile({ app: { key: 'app-key-0c7e' } });
+  let service: ServiceProcess;
+  let admin: string;
+
+  beforeAll(async () => {
+    const adminPort = await freePort();
+    admin = `http://127.0.0.1:${adminPort}`;
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      ADMIN_PORT: String(adminPort),
+      AUTH_MODE: 'api-key',
+      AUTH_API_KEYS_FILE: keys.path,
+    });
+  });
+
+  afterAll(() => service?.stop());
+
+  it('lets Prometheus scrape the admin port without a key, while the public API still needs one', async () => {
+    expect(await statusOf(`${admin}/metrics`)).toBe(200);
+    expect(await statusOf(`${admin}/health`)).toBe(200);
+    expect(await statusOf(`${service.url}/api/tasks`)).toBe(401);
+    const withKey = await fetch(`${service.url}/api/tasks`, {
+      headers: { 'x-api-key': 'app-key-0c7e' },
+    });
+    expect(withKey.status).toBe(200);
+    // The admin port answers operator routes only: the API is not reachable there, key or not.
+    expect(await statusOf(`${admin}/api/tasks`)).toBe(404);
   });
 });

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../src/common/app-error';
 import { fingerprintOf } from '../src/jobs/idempotency';
 import { JobQueue, type JobCaller } from '../src/jobs/job-queue';
 import { isFinished, type JobPayload, type JobView } from '../src/jobs/job.types';
 import { startApp, type RunningApp } from './support/http-app';
 import { REDIS_URL, uniquePrefix, type Json } from './support/jobs-client';
+import { codeOf } from './support/error-code';
 
 jest.setTimeout(120_000);
 
@@ -40,16 +40,6 @@ async function finished(queue: JobQueue, id: string, caller: JobCaller): Promise
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`job ${id} did not finish`);
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AppError) return error.code;
-    throw error;
-  }
-  throw new Error('expected a coded error');
 }
 
 describe.each(backends)('the job queue contract on %s', (_name, backendEnv) => {

@@ -6,6 +6,7 @@ import { Cancellation } from './cancellation';
 import { TaskRegistry } from '../tasks/task-registry';
 import { threadPrioritySupported } from './thread-priority';
 import { WorkerPoolService, type TaskSettled } from './worker-pool.service';
+import { codeOf } from '../../test/support/error-code';
 
 jest.setTimeout(30_000);
 
@@ -22,17 +23,6 @@ async function startPool(env: Record<string, string> = {}): Promise<WorkerPoolSe
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close(1_000)));
 });
-
-/** The AppError code a promise rejects with. */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AppError) return error.code;
-    throw error;
-  }
-  throw new Error('expected the task to fail');
-}
 
 async function threadIdOf(pool: WorkerPoolService): Promise<number> {
   const { value } = await pool.run('thread-id', {});
