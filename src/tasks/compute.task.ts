@@ -9,6 +9,8 @@ const MAX_PAYLOAD_SIZE = 10_000_000;
 
 /** Iterations between two progress reports, at least. */
 const PROGRESS_SLICE = 1_000_000;
+/** Iterations between two checks of the task's cancellation. */
+const CANCEL_CHUNK = 65_536;
 
 /** Input of the `compute` task; omitted properties take the defaults. */
 export interface ComputeInput {
@@ -50,16 +52,20 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
   run({ iterations, payloadSize }, _body, context) {
     let result = 0;
-    // Progress in slices (a call per iteration would cost more than the iteration);
-    // cancellation every 65,536 iterations (~8 ms), so a cancelled task returns within the grace.
-    const slice = Math.max(PROGRESS_SLICE, Math.ceil(iterations / 100));
-    for (let start = 0; start < iterations; start += slice) {
-      const end = Math.min(iterations, start + slice);
-      for (let i = start; i < end; i++) {
-        if ((i & 0xffff) === 0) context.throwIfCancelled();
-        result += Math.sqrt(i) * Math.sin(i);
+    // In chunks of 65,536 iterations (~8 ms): between chunks the task checks its
+    // cancellation (so it returns within the grace) and reports progress every
+    // 1 % or PROGRESS_SLICE iterations. The inner loop stays as tight as a bare one:
+    // the check inside it, behind a mask, cost ~30 % (measured).
+    const reportEvery = Math.max(PROGRESS_SLICE, Math.ceil(iterations / 100));
+    let nextReport = reportEvery;
+    for (let i = 0; i < iterations;) {
+      context.throwIfCancelled();
+      const end = Math.min(iterations, i + CANCEL_CHUNK);
+      for (; i < end; i++) result += Math.sqrt(i) * Math.sin(i);
+      if (i >= nextReport || i === iterations) {
+        context.progress(i / iterations / 2, `${i} of ${iterations} iterations`);
+        nextReport = i + reportEvery;
       }
-      context.progress(end / iterations / 2, `${end} of ${iterations} iterations`);
     }
     context.throwIfCancelled();
 
