@@ -222,9 +222,9 @@ ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), load average
 ${loadavg()
   .map((load) => load.toFixed(2))
   .join(' ')}. Each backend on the default 2-process
-cluster; the load generator runs on the same machine. **The machine was shared with 3–4 other
-engineers' builds and tests: absolute numbers are noisy; the ratio of the two backends,
-measured one after the other, is what to read.**
+cluster; the load generator runs on the same machine. **On a shared machine absolute numbers
+are noisy (see the load average); the ratio of the two backends, measured one after the
+other, is what to read.**
 
 ${markdownTable(
   [
