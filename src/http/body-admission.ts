@@ -93,9 +93,19 @@ export function guardBodyStream(
     } catch (error) {
       return done(error as AppError);
     }
-    const guard = new BodyGuard(limitFor(request), holdingOf(request, reply, budget));
     // Admitted: a client that waits for it may now send its body (hooks.ts, checkContinue).
     if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
+    // A plain body of announced length was checked whole in `onRequest` (its route's
+    // limit, its share of the budget), and Node reads no byte past `Content-Length`:
+    // nothing is left to watch, and the common request is spared a stream.
+    if (
+      decoder === undefined &&
+      request.headers['content-length'] !== undefined &&
+      request.headers['transfer-encoding'] === undefined
+    ) {
+      return done(null, payload);
+    }
+    const guard = new BodyGuard(limitFor(request), holdingOf(request, reply, budget));
     if (decoder === undefined) {
       payload.pipe(guard);
     } else {

@@ -2,6 +2,9 @@ import { Cancellation, onCancel } from './cancellation';
 import { CancelFlagPool, requestCancel, runningOn, type CancelFlag } from './cancel-flag';
 import type { AbortReason } from './task-failure';
 
+/** The flags of every task of this thread (the main thread: one pool per process). */
+const flags = new CancelFlagPool();
+
 /**
  * How one task in flight is stopped, main side. The pool aborts `cancellation`
  * (deadline, client gone, job cancelled, shutdown); that sets the task's
@@ -10,9 +13,6 @@ import type { AbortReason } from './task-failure';
  * aborted, which Piscina answers by terminating the thread. A task over its
  * memory budget is terminated at once: its memory may be growing fast.
  */
-/** The flags of every task of this thread (the main thread: one pool per process). */
-const flags = new CancelFlagPool();
-
 export class TaskStop {
   readonly flag: CancelFlag = flags.acquire();
   /** Piscina's signal for the task: aborting it terminates the thread that runs it. */

@@ -259,7 +259,6 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     );
     const cancellation = new Cancellation<AbortReason>();
     const stop = new TaskStop(cancellation, this.config.pool.cancelGraceMs);
-    const limits = { ...this.config.pool, taskTimeoutMs: timeoutMs };
     const remainingMs = timeoutMs - (performance.now() - arrivedAt);
     const timer = setTimeout(() => cancellation.abort('timeout'), Math.max(0, remainingMs));
     const stopFollowing =
@@ -288,7 +287,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
           throw this.settle(ref, 'rejected', error);
         }
         const abortedFor = cancellation.aborted ? cancellation.reason : undefined;
-        const failure = classifyRejection(error, abortedFor, limits);
+        const failure = classifyRejection(error, abortedFor, this.limits(timeoutMs));
         this.threadDied(failure.error.code, stop.terminatedThread);
         throw this.settleFailure(ref, failure);
       }
@@ -300,7 +299,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       // the grace): the client gets the abort's code, as if the thread had been stopped.
       if (cancellation.aborted && cancellation.reason !== undefined) {
         this.stopped.cooperative += 1;
-        throw this.settleFailure(ref, classifyAbort(cancellation.reason, limits), timing);
+        throw this.settleFailure(
+          ref,
+          classifyAbort(cancellation.reason, this.limits(timeoutMs)),
+          timing,
+        );
       }
       if (response.ok) {
         this.settle(ref, 'success', undefined, timing);
@@ -309,8 +312,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settleFailure(ref, classifyAnswer(response), timing);
     } finally {
       clearTimeout(timer);
-      // The last report before the result (a thread that was stopped never sends its end marker).
-      await progress?.finish(cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
+      // The last report before the result (a thread that was stopped never sends its end
+      // marker). Only for tasks that report: an `await` costs every other task a microtask.
+      if (progress !== undefined) {
+        await progress.finish(cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
+      }
       stopFollowing?.();
       stop.dispose();
       this.inFlight.delete(stop);
@@ -405,6 +411,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.stopped.terminated += 1;
       this.threadReplaced('terminated');
     }
+  }
+
+  /** The pool's limits with this task's own deadline, for the codes of its failures only. */
+  private limits(timeoutMs: number) {
+    return { ...this.config.pool, taskTimeoutMs: timeoutMs };
   }
 
   private threadReplaced(cause: ThreadReplaceCause): void {
