@@ -28,6 +28,24 @@ import { ROOT, startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
 
 const quick = process.argv.includes('--quick');
+/**
+ * `--variant label:NAME=value,NAME=value` (repeatable) runs corepool once more
+ * with those settings, in the same run, to compare a change side by side;
+ * `--no-lean` leaves the baseline out of such experiments.
+ */
+const variants = process.argv
+  .filter((arg) => arg.startsWith('--variant='))
+  .map((arg) => {
+    const [label, settings = ''] = arg.slice('--variant='.length).split(':');
+    const env = Object.fromEntries(
+      settings
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => pair.split('=') as [string, string]),
+    );
+    return { label, env };
+  });
+const withLean = !process.argv.includes('--no-lean');
 const PLAN = quick
   ? { capacitySeconds: 3, impatientSeconds: 6, mixedSeconds: 6, fairnessSeconds: 5 }
   : { capacitySeconds: 5, impatientSeconds: 15, mixedSeconds: 10, fairnessSeconds: 10 };
@@ -150,6 +168,8 @@ interface Result {
     timeouts: number;
     threadsReplaced: number | undefined;
     p99OkMs: number;
+    /** Event-loop CPU per request of the phase, answered or refused (µs). */
+    mainCpuMicrosPerRequest: number;
   };
   readonly mixed: {
     patientRequests: number;
@@ -204,9 +224,11 @@ async function measure(server: Server): Promise<Result> {
   // Impatient clients.
   const restartsBefore = await threadRestarts(server);
   const refusalsBefore = await refusalsByReason(server);
+  const cpuBefore = server.mainThreadCpuMicros();
   const impatient = await closedLoop(IMPATIENT_CLIENTS, PLAN.impatientSeconds, () =>
     post(server, SHORT, {}, impatientTimeoutMs),
   );
+  const mainCpuMicrosPerRequest = (server.mainThreadCpuMicros() - cpuBefore) / impatient.length;
   const restartsAfter = await threadRestarts(server);
   const impatientRefusals = since(refusalsBefore, await refusalsByReason(server));
   const ok = impatient.filter((answer) => answer.status === 200);
@@ -296,6 +318,7 @@ async function measure(server: Server): Promise<Result> {
           ? undefined
           : restartsAfter - restartsBefore,
       p99OkMs: summarize(ok.map((answer) => answer.ms)).p99,
+      mainCpuMicrosPerRequest,
     },
     mixed: {
       patientRequests: patient.length,
@@ -381,6 +404,9 @@ function report(results: readonly Result[], startedAt: Date, load: number[]): st
     row('impatient: threads replaced', (r) => fixed(r.impatient.threadsReplaced)),
     row('impatient: refusals by reason', (r) => r.refusals.impatient),
     row('impatient: p99 of successes (ms)', (r) => fixed(r.impatient.p99OkMs)),
+    row('impatient: event-loop CPU per request (µs)', (r) =>
+      fixed(r.impatient.mainCpuMicrosPerRequest),
+    ),
     row(
       `**mixed**: ${PATIENT_CLIENTS} patient clients (deadline header ${PATIENT_DEADLINE_MS} ms) beside the impatient ones: patient failed / sent`,
       (r) => `**${r.mixed.patientFailed}** / ${r.mixed.patientRequests}`,
@@ -422,20 +448,26 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const load = loadavg();
   const results: Result[] = [];
+  const corepool = (label: string, env: Record<string, string>) => () =>
+    startService(label, {
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: String(THREADS),
+      TASK_TIMEOUT_MS: String(BURST_DEADLINE_MS),
+      LOG_LEVEL: 'warn',
+      ...env,
+    });
   const starts: Array<() => Promise<Server>> = [
-    () =>
-      startService(`corepool, 1 process x ${THREADS} threads`, {
-        CLUSTER_WORKERS: '1',
-        POOL_THREADS: String(THREADS),
-        TASK_TIMEOUT_MS: String(BURST_DEADLINE_MS),
-        LOG_LEVEL: 'warn',
-      }),
-    () =>
+    corepool(`corepool, 1 process x ${THREADS} threads`, {}),
+    ...variants.map((variant) => corepool(`corepool, ${variant.label}`, variant.env)),
+  ];
+  if (withLean) {
+    starts.push(() =>
       startBaseline(`lean: Fastify + Piscina, ${THREADS} threads`, 'lean-server.ts', {
         POOL_THREADS: String(THREADS),
         WORKER_NICE_INCREMENT: '19',
       }),
-  ];
+    );
+  }
   for (const start of starts) {
     const server = await start();
     log(server.label);

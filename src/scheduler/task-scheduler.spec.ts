@@ -10,6 +10,8 @@ interface Harness {
   finish(name: string, ms?: number): Promise<void>;
   submit(name: string, ticket?: Partial<Ticket>, signal?: Cancellation): Promise<string>;
   advance(ms: number): void;
+  /** Moves the test clock and the fake timers together, a millisecond at a time. */
+  elapse(ms: number): void;
   readonly clock: { now: number };
 }
 
@@ -37,6 +39,12 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
     clock,
     advance: (ms) => {
       clock.now += ms;
+    },
+    elapse: (ms) => {
+      for (let i = 0; i < ms; i++) {
+        clock.now += 1;
+        jest.advanceTimersByTime(1);
+      }
     },
     async finish(name, ms = 0) {
       clock.now += ms;
@@ -143,14 +151,11 @@ describe(TaskScheduler.name, () => {
     const h = harness({ costPriorMs: 100 });
     void h.submit('running');
     const waiting = settled(h.submit('waiting', { deadlineAt: 1000 }));
-    // The running task overruns its estimate. At 790 ms (its latest start, 900 ms,
-    // less its run time and the target) it is moved ahead; at 900 ms it is shed.
-    h.advance(790);
-    jest.advanceTimersByTime(790);
-    h.advance(109);
-    jest.advanceTimersByTime(109);
+    // The running task overruns its estimate. At 450 ms (half way to its latest
+    // start, 900 ms) it is moved ahead; at 900 ms it is shed.
+    h.elapse(899);
     expect(h.scheduler.state().queued).toBe(1);
-    jest.advanceTimersByTime(1);
+    h.elapse(1);
     expect(await waiting).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
     expect(h.scheduler.state().queued).toBe(0);
   });
@@ -250,6 +255,23 @@ describe(TaskScheduler.name, () => {
     await expect(old).resolves.toBe('old');
   });
 
+  it('rescues a patient task half way to its latest start, not only one run time before it', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd']) void h.submit(name);
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    expect(h.scheduler.state().mode).toBe('lifo');
+    // Latest start 1,900 ms after it arrives: rescued at 950 ms, long before 1,790 ms.
+    const old = h.submit('old', { deadlineAt: h.clock.now + 2000 });
+    h.elapse(960);
+    void h.submit('new');
+    await h.finish(h.started.at(-1) as string, 100);
+    expect(h.started.at(-1)).toBe('old');
+    await h.finish('old', 100);
+    await expect(old).resolves.toBe('old');
+  });
+
   it("keeps fair turns when a flood's tasks are rescued: they move ahead in their own key only", async () => {
     const h = harness({ costPriorMs: 100 });
     void h.submit('running', { key: 'flood' });
@@ -258,8 +280,7 @@ describe(TaskScheduler.name, () => {
     }
     const trickle = h.submit('trickle', { key: 'trickle' });
     // Every flood task reaches its rescue time (latest start less its run time and the target).
-    h.advance(1500);
-    jest.advanceTimersByTime(1500);
+    h.elapse(1500);
     await h.finish('running', 10);
     await h.finish(h.started.at(-1) as string, 10);
     expect(h.started.slice(1, 3)).toContain('trickle');
