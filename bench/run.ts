@@ -69,7 +69,7 @@ const HEAVY_INPUT = { iterations: 2_000_000, payloadSize: 10_000 };
 const TINY_INPUT = { iterations: 100, payloadSize: 100 };
 const PROBE_RATE = 50;
 const LIGHT_CONNECTIONS = 32;
-// Below the default queue limit of one process (16 per thread), so no request is refused.
+// Below the default queue limit of one process (128 per thread), so no request is refused.
 const TINY_CONNECTIONS = 16;
 const HASH_BYTES = 32 * 1024 * 1024;
 const COMPUTE_TASK_FILE = resolve(ROOT, 'dist', 'tasks', 'compute.task.js');

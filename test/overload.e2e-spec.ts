@@ -181,7 +181,7 @@ describe('overload control (real server, real threads)', () => {
         }
         // In arrival order the trickle would have waited for the whole flood, five times over.
         expect(floodDone).toBeLessThan(20);
-        // The flood alone overfills the backstop (16 per thread): it pays with 503s, never the trickle.
+        // Should the flood overfill the backstop, it pays with 503s, never the trickle.
         const floodStatuses = new Set((await Promise.all(flooding)).map((answer) => answer.status));
         expect([...floodStatuses].filter((status) => status !== 200 && status !== 503)).toEqual([]);
       } finally {

@@ -91,7 +91,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'POOL_THREADS must be `auto` or a whole number' })
   POOL_THREADS: number | 'auto' = 'auto';
 
-  /** Tasks waiting per process, a memory backstop (the scheduler admits by time); past it: 503 `POOL_SATURATED`. `auto`: 16 per thread. */
+  /** Tasks waiting per process, a memory backstop (the scheduler admits by time); past it: 503 `POOL_SATURATED`. `auto`: 128 per thread. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('POOL_MAX_QUEUE'))
   @Min(0)

@@ -131,7 +131,7 @@ describe(loadConfig.name, () => {
   });
 
   it('derives the auto queue limit from the thread count', () => {
-    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine).pool.maxQueue).toBe(64);
+    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine).pool.maxQueue).toBe(512);
     expect(loadConfig({ POOL_MAX_QUEUE: '5' }, machine).pool.maxQueue).toBe(5);
   });
 

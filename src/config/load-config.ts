@@ -5,8 +5,16 @@ import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
 
-/** Queue slots per thread when `POOL_MAX_QUEUE=auto`; see docs/operations.md, Sizing. */
-export const AUTO_QUEUE_PER_THREAD = 16;
+/**
+ * Queue slots per thread when `POOL_MAX_QUEUE=auto`. The scheduler admits by
+ * time and the body budget bounds the bytes, so this only bounds bookkeeping
+ * (about 47 KiB of RSS per waiting request, its connection included). It
+ * must hold every client that waits: at 16 per thread, 40 impatient clients
+ * on 2 threads overfilled it, each newcomer shed a waiting task, and the
+ * 503s they retried at once took the cores from the threads (goodput 0.63 ×
+ * capacity, against 1.20 × at 256; docs/adr/0020-backstop-holds-the-waiting-clients.md).
+ */
+export const AUTO_QUEUE_PER_THREAD = 128;
 
 /** Every variable corepool reads; nothing else in the environment is looked at. */
 const VARIABLE_NAMES = [
