@@ -4,6 +4,7 @@ import { ComputeModule } from './compute/compute.module';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { collectAfterBursts } from './http/collect-after-burst';
 import { BodyMemoryBudget } from './http/body-memory-budget';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { JobsModule } from './jobs/jobs.module';
@@ -20,6 +21,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     // One budget per process: the body hooks fill it, the metrics read it.
     const budget = new BodyMemoryBudget(config.http.bodyMemoryBudgetBytes);
+    collectAfterBursts(budget);
     return {
       module: AppModule,
       global: true,

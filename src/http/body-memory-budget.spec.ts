@@ -18,4 +18,17 @@ describe(BodyMemoryBudget.name, () => {
     budget.release(100);
     expect(budget.tryReserve(100)).toBe(true);
   });
+
+  it('tells its listeners the peak each time it empties', () => {
+    const budget = new BodyMemoryBudget(100);
+    const peaks: number[] = [];
+    budget.onDrained((peak) => peaks.push(peak));
+    budget.tryReserve(30);
+    budget.tryReserve(50);
+    budget.release(50);
+    budget.release(30);
+    budget.tryReserve(10);
+    budget.release(10);
+    expect(peaks).toEqual([80, 10]);
+  });
 });

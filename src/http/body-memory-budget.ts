@@ -11,6 +11,9 @@
 export class BodyMemoryBudget {
   private held = 0;
   private refused = 0;
+  /** The most held since the budget was last empty. */
+  private peak = 0;
+  private readonly drainedListeners: Array<(peakBytes: number) => void> = [];
 
   constructor(readonly limitBytes: number) {}
 
@@ -21,11 +24,21 @@ export class BodyMemoryBudget {
       return false;
     }
     this.held += bytes;
+    if (this.held > this.peak) this.peak = this.held;
     return true;
   }
 
   release(bytes: number): void {
     this.held -= bytes;
+    if (this.held > 0 || this.peak === 0) return;
+    const peak = this.peak;
+    this.peak = 0;
+    for (const listener of this.drainedListeners) listener(peak);
+  }
+
+  /** Calls `listener` with the peak each time the budget empties after holding bytes. */
+  onDrained(listener: (peakBytes: number) => void): void {
+    this.drainedListeners.push(listener);
   }
 
   /** Bytes of bodies held now. */

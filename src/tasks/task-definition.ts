@@ -34,7 +34,9 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
   size?(input: Input, body: Uint8Array | undefined): number;
   /**
    * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
-   * `body` is the raw request body for binary tasks, otherwise undefined.
+   * `body` is the raw request body for binary tasks, otherwise undefined;
+   * a large one is freed when the task returns, so the result holds no view
+   * of it (return the body itself, or bytes of their own).
    * Return a Uint8Array from a task whose `binary.output` is `'bytes'`.
    * A task that runs for more than a few milliseconds calls
    * `context.throwIfCancelled()` now and then (or passes `context.signal` on),

@@ -9,6 +9,7 @@ import { TaskRegistry } from '../tasks/task-registry';
 import { createTaskRunner, preciseNow } from './task-runner';
 import { lowerThreadPriority } from './thread-priority';
 import type { ThreadStarted } from './thread-started';
+import { releaseBody } from './release-body';
 import { ownsWholeBuffer } from './transfer';
 
 export interface ThreadData {
@@ -34,6 +35,7 @@ if (data?.spawnedAt !== undefined) {
 
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
   const response = await runTask(request);
+  releaseBody(request.body, response.ok ? response.value : undefined);
   // Bytes a task produces go back by transfer, as large bodies come in.
   if (response.ok && response.value instanceof Uint8Array && ownsWholeBuffer(response.value)) {
     return loadPiscina().move(transferring(response, response.value.buffer));
