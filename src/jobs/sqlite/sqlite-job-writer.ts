@@ -38,11 +38,7 @@ export class SqliteJobWriter {
   write<T>(work: (store: SqliteJobStore) => T, options: { last?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(Errors.queueUnavailable('SQLite: the store is closed'));
     return new Promise<T>((resolve, reject) => {
-      (options.last === true ? this.lastCalls : this.calls).push({
-        work,
-        resolve: resolve,
-        reject,
-      });
+      (options.last === true ? this.lastCalls : this.calls).push({ work, resolve, reject });
       this.schedule(false);
     });
   }
