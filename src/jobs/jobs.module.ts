@@ -13,7 +13,8 @@ import { producerOptions } from './redis-options';
 import { SqliteJobPurger } from './sqlite/sqlite-job-purger';
 import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
 import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
-import { SqliteJobStore } from './sqlite/sqlite-job-store';
+import { SqliteJobStore, type SqliteStoreOptions } from './sqlite/sqlite-job-store';
+import { SqliteJobWriter } from './sqlite/sqlite-job-writer';
 
 /**
  * Asynchronous jobs. The backend is chosen once, at start: without
@@ -35,17 +36,18 @@ export class JobsModule {
         ...base,
         providers: [
           JobExecutor,
+          // Two connections to the one file: reads, and the group commit that never waits for the lock.
           {
             provide: SqliteJobStore,
-            useFactory: ({ jobs }: AppConfig) =>
-              new SqliteJobStore({
-                path: jobs.sqlitePath,
-                maxStored: jobs.maxStored,
-                maxStoredBytes: jobs.maxStoredBytes,
-                resultTtlSeconds: jobs.resultTtlSeconds,
-                attempts: jobs.attempts,
-                backoffMs: jobs.backoffMs,
-              }),
+            useFactory: (config: AppConfig) => new SqliteJobStore(storeOptions(config)),
+            inject: [AppConfig],
+          },
+          {
+            provide: SqliteJobWriter,
+            useFactory: (config: AppConfig) =>
+              new SqliteJobWriter(
+                new SqliteJobStore({ ...storeOptions(config), busyTimeoutMs: 0 }),
+              ),
             inject: [AppConfig],
           },
           SqliteJobRunner,
@@ -81,4 +83,15 @@ export class JobsModule {
       ],
     };
   }
+}
+
+function storeOptions({ jobs }: AppConfig): SqliteStoreOptions {
+  return {
+    path: jobs.sqlitePath,
+    maxStored: jobs.maxStored,
+    maxStoredBytes: jobs.maxStoredBytes,
+    resultTtlSeconds: jobs.resultTtlSeconds,
+    attempts: jobs.attempts,
+    backoffMs: jobs.backoffMs,
+  };
 }

@@ -17,6 +17,7 @@ import {
 } from '../job.types';
 import { SqliteJobRunner } from './sqlite-job-runner';
 import { SqliteJobStore } from './sqlite-job-store';
+import { SqliteJobWriter } from './sqlite-job-writer';
 
 /** How long `DELETE` waits for a running job to be aborted by the process running it. */
 const CANCEL_WAIT_MS = 5000;
@@ -25,8 +26,9 @@ const CANCEL_POLL_MS = 25;
 /**
  * The default backend: one SQLite file shared by every process of the
  * machine (`JOBS_SQLITE_PATH`). Any process answers for any job; the
- * runners of all processes share the work. Store failures (a file that
- * cannot be written, a lock held past the busy timeout) are QUEUE_UNAVAILABLE.
+ * runners of all processes share the work. Reads go to `store`, writes to
+ * `writer` (a group commit). Store failures (a file that cannot be written,
+ * a lock held past the busy timeout) are QUEUE_UNAVAILABLE.
  */
 @Injectable()
 export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
@@ -34,6 +36,7 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
 
   constructor(
     private readonly store: SqliteJobStore,
+    private readonly writer: SqliteJobWriter,
     private readonly runner: SqliteJobRunner,
   ) {
     super();
@@ -46,11 +49,10 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
   }
 
   submit({ payload, owner, idempotency }: JobSubmission): Promise<Submitted> {
-    return this.call(() => {
-      const submitted = this.store.insert(payload, owner, idempotency);
-      if (submitted.created) this.runner.claimSoon();
-      return submitted;
-    });
+    const submitted = this.write((store) => store.insert(payload, owner, idempotency));
+    // In the same transaction, after the insert: the job may be running by the time it is answered.
+    this.runner.claimSoon();
+    return submitted;
   }
 
   get(id: string, caller: JobCaller): Promise<JobView | undefined> {
@@ -64,13 +66,13 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
   async cancel(id: string, caller: JobCaller): Promise<JobView | undefined> {
     const job = await this.get(id, caller);
     if (job === undefined || isFinished(job.status)) return job;
-    const cancelledQueued = await this.call(() => this.store.cancelQueued(id));
+    const cancelledQueued = await this.write((store) => store.cancelQueued(id));
     if (cancelledQueued !== undefined) {
       recordJobEnd(cancelledQueued.task, 'cancelled', cancelledQueued.createdAt);
       return this.get(id, caller);
     }
     // Running: the process running it reads the flag on its next poll (or now, if it is this one).
-    await this.call(() => this.store.requestCancel(id));
+    await this.write((store) => store.requestCancel(id));
     this.runner.abortHere(id);
     const until = Date.now() + CANCEL_WAIT_MS;
     for (;;) {
@@ -96,8 +98,18 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
     try {
       return Promise.resolve(work());
     } catch (error) {
-      if (error instanceof AppError) return Promise.reject(error);
-      return Promise.reject(Errors.queueUnavailable(`SQLite: ${(error as Error).message}`));
+      return Promise.reject(unavailable(error));
     }
   }
+
+  private write<T>(work: (store: SqliteJobStore) => T): Promise<T> {
+    return this.writer.write(work).catch((error: unknown) => Promise.reject(unavailable(error)));
+  }
+}
+
+/** Codes pass; anything else SQLite threw (a full disk, a lock held too long) is QUEUE_UNAVAILABLE. */
+function unavailable(error: unknown): AppError {
+  return error instanceof AppError
+    ? error
+    : Errors.queueUnavailable(`SQLite: ${(error as Error).message}`);
 }

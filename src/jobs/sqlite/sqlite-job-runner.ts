@@ -13,6 +13,7 @@ import { AppConfig } from '../../config/app-config';
 import { isRetryable, JobExecutor, toJobError } from '../job-executor.service';
 import { recordJobEnd } from '../job-metrics';
 import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-store';
+import { SqliteJobWriter } from './sqlite-job-writer';
 
 /**
  * Runs the SQLite store's jobs on this process's pool. Every process runs
@@ -20,7 +21,10 @@ import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-st
  * (`JOBS_MAX_THREADS`), renews its leases, and every `JOBS_POLL_INTERVAL_MS`
  * reads which of its jobs a `DELETE` (on any process) asked to stop. A
  * process that dies stops renewing: after `JOBS_LOCK_DURATION_MS` another
- * process claims its jobs again, up to `JOBS_ATTEMPTS` runs.
+ * process claims its jobs again, up to `JOBS_ATTEMPTS` runs. Writes go
+ * through the group commit (`SqliteJobWriter`): a claim rides in the same
+ * transaction as the submissions and the finished runs that called for it,
+ * and one claim at a time is in flight.
  */
 @Injectable()
 export class SqliteJobRunner
@@ -35,12 +39,17 @@ export class SqliteJobRunner
     { controller: AbortController; ended: Promise<void> }
   >();
   private timer: NodeJS.Timeout | undefined;
-  private claimScheduled = false;
+  /** Jobs on a thread now (their end may not be recorded yet). */
+  private executing = 0;
+  private claiming = false;
+  /** A claim was asked for while one was in flight: another follows it. */
+  private claimAgain = false;
   private renewedAt = 0;
   private stopped = true;
 
   constructor(
     private readonly store: SqliteJobStore,
+    private readonly writer: SqliteJobWriter,
     private readonly executor: JobExecutor,
     private readonly config: AppConfig,
   ) {}
@@ -49,7 +58,7 @@ export class SqliteJobRunner
   onApplicationBootstrap(): void {
     this.stopped = false;
     this.timer = setInterval(() => this.tick(), this.config.jobs.pollIntervalMs).unref();
-    this.claimSoon();
+    this.claim(false);
   }
 
   /** No new claims once shutdown starts; running jobs end with the pool's drain. */
@@ -68,18 +77,13 @@ export class SqliteJobRunner
     });
     await Promise.race([ended, budget]);
     clearTimeout(timer);
+    this.writer.close();
     this.store.close();
   }
 
-  /** A job was just submitted here: claim it without waiting for the next poll. */
+  /** A job is being submitted here: claim it in the submission's transaction, not at the next poll. */
   claimSoon(): void {
-    if (this.claimScheduled || this.stopped) return;
-    this.claimScheduled = true;
-    // One claim for the submissions of this turn of the event loop.
-    setImmediate(() => {
-      this.claimScheduled = false;
-      this.guarded(() => this.claim());
-    });
+    this.claim(true);
   }
 
   /** Aborts the job if this process runs it; true when it did. */
@@ -95,33 +99,63 @@ export class SqliteJobRunner
       if (this.running.size > 0) {
         const { lockDurationMs } = this.config.jobs;
         if (now - this.renewedAt >= lockDurationMs / 3) {
-          this.store.renewLeases(this.leaseOwner, lockDurationMs, now);
+          this.background((store) => store.renewLeases(this.leaseOwner, lockDurationMs, now));
           this.renewedAt = now;
         }
         for (const id of this.store.cancelRequested(this.leaseOwner)) this.abortHere(id);
       }
-      for (const job of this.store.failAbandoned(now)) {
-        recordJobEnd(job.task, 'failed', job.createdAt);
+      // Reads first: the usual poll (nothing abandoned, nothing waiting) takes no write lock.
+      if (this.store.hasAbandoned(now)) {
+        this.writer
+          .write((store) => store.failAbandoned(now))
+          .then((jobs) => {
+            for (const job of jobs) recordJobEnd(job.task, 'failed', job.createdAt);
+          })
+          .catch((error: Error) => this.warn(error));
       }
-      this.claim();
+      this.claim(false);
     });
   }
 
-  private claim(): void {
+  /**
+   * Claims as many jobs as threads are free here, in the next group commit,
+   * after its other writes. `known`: a job was just submitted or freed, so
+   * no read first (the read could not see a job of the same group).
+   */
+  private claim(known: boolean): void {
     if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
     // Full: no claim, and no write lock taken for nothing.
-    const free = this.config.scheduler.jobsMaxThreads - this.running.size;
+    const free = this.config.scheduler.jobsMaxThreads - this.executing;
     if (free <= 0) return;
-    const claimed = this.store.claim(this.leaseOwner, free, this.config.jobs.lockDurationMs);
-    if (claimed.length > 0) this.renewedAt = Date.now();
-    for (const job of claimed) this.start(job);
+    if (!known && !this.store.hasRunnable()) return;
+    this.claiming = true;
+    const { lockDurationMs } = this.config.jobs;
+    this.writer
+      .write((store) => store.claimRunnable(this.leaseOwner, free, lockDurationMs), { last: true })
+      .then((claimed) => {
+        if (claimed.length > 0) this.renewedAt = Date.now();
+        for (const job of claimed) this.start(job);
+      })
+      .catch((error: Error) => this.warn(error))
+      .finally(() => {
+        this.claiming = false;
+        if (this.claimAgain) {
+          this.claimAgain = false;
+          this.claim(true);
+        }
+      });
   }
 
   private start(job: ClaimedJob): void {
     const controller = new AbortController();
+    this.executing += 1;
     const ended = this.executor
       .execute(job.payload, controller.signal, ({ fraction, message }) =>
-        this.guarded(() => this.store.progress(job.id, this.leaseOwner, fraction, message)),
+        this.background((store) => store.progress(job.id, this.leaseOwner, fraction, message)),
       )
       .then(
         (result): RunEnding => ({ status: 'succeeded', result }),
@@ -140,17 +174,26 @@ export class SqliteJobRunner
         },
       )
       .then((ending) => {
-        const recorded = this.store.finish(job.id, this.leaseOwner, ending);
-        if (recorded !== undefined && ending.status !== 'retry') {
-          recordJobEnd(recorded.task, ending.status, recorded.createdAt);
-        }
+        // The thread is free: the next claim rides in the same transaction as this end.
+        this.executing -= 1;
+        const recorded = this.writer.write((store) =>
+          store.finish(job.id, this.leaseOwner, ending),
+        );
+        this.claim(false);
+        return recorded.then((facts) => {
+          if (facts !== undefined && ending.status !== 'retry') {
+            recordJobEnd(facts.task, ending.status, facts.createdAt);
+          }
+        });
       })
       .catch((error: Error) => this.warning.warn(`Job ${job.id}: ${error.message}`))
-      .finally(() => {
-        this.running.delete(job.id);
-        this.claimSoon();
-      });
+      .finally(() => this.running.delete(job.id));
     this.running.set(job.id, { controller, ended });
+  }
+
+  /** A write whose outcome nobody waits for (a lease, a progress report): a failure is logged. */
+  private background(work: (store: SqliteJobStore) => unknown): void {
+    this.writer.write(work).catch((error: Error) => this.warn(error));
   }
 
   /** A busy or broken file is logged (throttled) and tried again on the next poll. */
@@ -158,7 +201,11 @@ export class SqliteJobRunner
     try {
       work();
     } catch (error) {
-      this.warning.warn(`SQLite job store: ${(error as Error).message}`);
+      this.warn(error as Error);
     }
+  }
+
+  private warn(error: Error): void {
+    this.warning.warn(`SQLite job store: ${error.message}`);
   }
 }

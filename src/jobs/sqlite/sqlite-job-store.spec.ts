@@ -50,6 +50,23 @@ describe(SqliteJobStore.name, () => {
     b.close();
   });
 
+  it('claims in order of due time across queued jobs and expired leases, within the limit', () => {
+    const store = open();
+    const ids = [0, 1, 2, 3].map((at) => store.insert(payload, 'owner', undefined, at).job.id);
+    // The first job's run is abandoned: its lease ends at 1000 + 5 = 1005.
+    expect(store.claim('dead', 1, LEASE_MS, 5).map((job) => job.id)).toEqual([ids[0]]);
+    // At 2000: the queued ones were due at 1, 2, 3, the abandoned one at 1005.
+    // (RETURNING lists rows in no set order: the sets are compared.)
+    const claimed = (limit: number) =>
+      store
+        .claim('b', limit, LEASE_MS, 2000)
+        .map((job) => job.id)
+        .sort();
+    expect(claimed(2)).toEqual([ids[1], ids[2]].sort());
+    expect(claimed(5)).toEqual([ids[3], ids[0]].sort());
+    store.close();
+  });
+
   it('retries after a growing backoff, then records the end once', () => {
     const store = open();
     const { job } = store.insert(payload, 'owner', undefined, 0);

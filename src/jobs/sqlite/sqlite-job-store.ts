@@ -22,6 +22,8 @@ import { WalCheckpointer } from './wal-checkpointer';
 
 /** How often the WAL is copied back into the database file, off the event loop. */
 const CHECKPOINT_INTERVAL_MS = 1000;
+/** SQLite's primary result code for a lock held by another connection. */
+const SQLITE_BUSY = 5;
 
 export interface SqliteStoreOptions {
   readonly path: string;
@@ -30,6 +32,12 @@ export interface SqliteStoreOptions {
   readonly resultTtlSeconds: number;
   readonly attempts: number;
   readonly backoffMs: number;
+  /**
+   * How long a statement waits for another process's write lock, holding the
+   * event loop. 0 for the group commit's connection (`sqlite-job-writer.ts`),
+   * which retries later instead.
+   */
+  readonly busyTimeoutMs?: number;
 }
 
 /** A job one process claimed: what it needs to run it. */
@@ -87,7 +95,7 @@ export class SqliteJobStore {
 
   constructor(private readonly options: SqliteStoreOptions) {
     mkdirSync(dirname(options.path), { recursive: true });
-    this.db = new DatabaseSync(options.path, { timeout: BUSY_TIMEOUT_MS });
+    this.db = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
     prepareDatabase(this.db);
   }
 
@@ -231,10 +239,7 @@ export class SqliteJobStore {
    * that the usual case (none) takes no write lock.
    */
   failAbandoned(now = Date.now()): Array<{ task: string; createdAt: number }> {
-    const abandoned = this.statement(
-      `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
-    ).get(now);
-    if (abandoned?.n === 0) return [];
+    if (!this.hasAbandoned(now)) return [];
     return this.transaction(() =>
       this.statement(
         `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
@@ -253,33 +258,59 @@ export class SqliteJobStore {
     );
   }
 
+  /** Whether `failAbandoned` would find a job: a read, no write lock. */
+  hasAbandoned(now = Date.now()): boolean {
+    const abandoned = this.statement(
+      `SELECT count(*) AS n FROM jobs WHERE status = 'running' AND lease_until < ? AND attempts >= max_attempts`,
+    ).get(now);
+    return abandoned?.n !== 0;
+  }
+
   /**
    * Claims up to `limit` runnable jobs for `leaseOwner`: queued ones whose
    * backoff is over, and running ones whose lease expired (their process
    * died) with attempts left.
    */
   claim(leaseOwner: string, limit: number, leaseMs: number, now = Date.now()): ClaimedJob[] {
-    if (limit <= 0) return [];
-    // A read first: an idle poll takes no write lock (and never waits for one).
+    if (limit <= 0 || !this.hasRunnable(now)) return [];
+    return this.claimRunnable(leaseOwner, limit, leaseMs, now);
+  }
+
+  /** Whether a claim would find a job: a read, so that an idle poll takes no write lock. */
+  hasRunnable(now = Date.now()): boolean {
     const runnable = this.statement(
       `SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'queued' AND run_after <= ?)
            OR EXISTS (SELECT 1 FROM jobs WHERE status = 'running' AND lease_until < ?
                         AND attempts < max_attempts) AS found`,
     ).get(now, now);
-    if (runnable?.found === 0) return [];
+    return runnable?.found !== 0;
+  }
+
+  /** `claim` without the read first: for a caller that knows (or read elsewhere) that jobs wait. */
+  claimRunnable(
+    leaseOwner: string,
+    limit: number,
+    leaseMs: number,
+    now = Date.now(),
+  ): ClaimedJob[] {
+    if (limit <= 0) return [];
     return this.transaction(() => {
       const rows = this.statement(
         `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
              lease_owner = ?, lease_until = ?, cancel_requested = 0, last_event = last_event + 1
            WHERE id IN (
              SELECT id FROM (
-               SELECT id, run_after AS due FROM jobs WHERE status = 'queued' AND run_after <= ?
+               SELECT * FROM (
+                 SELECT id, run_after AS due FROM jobs WHERE status = 'queued' AND run_after <= ?
+                   ORDER BY run_after LIMIT ?)
                UNION ALL
-               SELECT id, lease_until AS due FROM jobs
-                 WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
+               SELECT * FROM (
+                 SELECT id, lease_until AS due FROM jobs
+                   WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
+                   ORDER BY lease_until LIMIT ?)
              ) ORDER BY due LIMIT ?)
            RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
-      ).all(now, leaseOwner, now + leaseMs, now, now, limit);
+      ).all(now, leaseOwner, now + leaseMs, now, limit, now, limit, limit);
       const claimed = rows.map((row) => {
         this.addEvent(row.id as string, row.last_event as number, {
           type: 'status',
@@ -512,8 +543,48 @@ export class SqliteJobStore {
     return this.statement(sql).all(...params) as unknown as JobRow[];
   }
 
-  /** One write transaction, taken at once (`IMMEDIATE`): no upgrade from a read lock to deadlock on. */
-  private transaction<T>(work: () => T): T {
+  /**
+   * Takes the write lock for a group of calls (`sqlite-job-writer.ts`): false,
+   * at once, when another connection holds it and this one waits for nothing
+   * (`busyTimeoutMs: 0`). Each call inside is then a savepoint of its own.
+   */
+  begin(): boolean {
+    this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode === SQLITE_BUSY) return false;
+      throw error;
+    }
+  }
+
+  commit(): void {
+    this.db.exec('COMMIT');
+  }
+
+  rollback(): void {
+    if (this.db.isTransaction) this.db.exec('ROLLBACK');
+  }
+
+  /**
+   * One write transaction, taken at once (`IMMEDIATE`): no upgrade from a read
+   * lock to deadlock on. Inside a group's transaction (`begin`), a savepoint:
+   * a call that fails undoes only its own writes.
+   */
+  transaction<T>(work: () => T): T {
+    if (this.db.isTransaction) {
+      this.db.exec('SAVEPOINT call');
+      try {
+        const result = work();
+        this.db.exec('RELEASE call');
+        return result;
+      } catch (error) {
+        this.db.exec('ROLLBACK TO call');
+        this.db.exec('RELEASE call');
+        throw error;
+      }
+    }
     this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
     this.db.exec('BEGIN IMMEDIATE');
     try {

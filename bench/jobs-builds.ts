@@ -1,0 +1,141 @@
+/**
+ * Two (or more) builds of the service side by side on the jobs path (ADR 0017):
+ * for each, on the default 2-process cluster with a fresh SQLite file, the
+ * tiny-job throughput (`--jobs` over 32 connections, until all succeeded),
+ * then submissions at `--rate`/s for `--seconds` (open loop): p50 / p99 / max.
+ * Builds alternate, in reverse order every other round, so that a machine
+ * whose load changes does not favour one.
+ *
+ *   git archive <commit> | tar -x -C /tmp/base && (cd /tmp/base && ln -s "$PWD/node_modules" . && npx nest build)
+ *   npx tsx bench/jobs-builds.ts --build base=/tmp/base/dist/main.js --build new=dist/main.js
+ *
+ * `--get`: `GET` a missing job instead of submitting (the route's floor, no write).
+ */
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { launchProcess } from '../test/support/service-process';
+import { FAULT_TASKS } from '../test/support/test-config';
+import { fmt, summarize } from './lib/stats';
+
+const { values: args } = parseArgs({
+  options: {
+    build: { type: 'string', multiple: true, default: ['current=dist/main.js'] },
+    rounds: { type: 'string', default: '2' },
+    rate: { type: 'string', default: '500' },
+    seconds: { type: 'string', default: '8' },
+    jobs: { type: 'string', default: '2000' },
+    get: { type: 'boolean', default: false },
+  },
+});
+const BODY = JSON.stringify({ task: 'thread-id', input: {} });
+const MISSING = '00000000-0000-4000-8000-000000000000';
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** One call; ok is the answer expected (202 for a submission, 404 for the missing job). */
+async function call(url: string): Promise<{ ms: number; ok: boolean }> {
+  const started = performance.now();
+  try {
+    const response = args.get
+      ? await fetch(`${url}/api/jobs/${MISSING}`)
+      : await fetch(`${url}/api/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: BODY,
+        });
+    await response.arrayBuffer();
+    return { ms: performance.now() - started, ok: response.status === (args.get ? 404 : 202) };
+  } catch {
+    return { ms: performance.now() - started, ok: false };
+  }
+}
+
+async function succeeded(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const lines = text
+    .split('\n')
+    .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
+  return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
+}
+
+async function throughput(url: string, jobs: number): Promise<number> {
+  const before = await succeeded(url);
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < jobs) {
+        next += 1;
+        await call(url);
+      }
+    }),
+  );
+  while ((await succeeded(url)) - before < jobs) {
+    if (performance.now() - started > 300_000) throw new Error('jobs did not finish in 5 min');
+    await sleep(20);
+  }
+  return jobs / ((performance.now() - started) / 1000);
+}
+
+async function atRate(url: string, rate: number, seconds: number) {
+  const latencies: number[] = [];
+  let failed = 0;
+  const pending: Promise<void>[] = [];
+  const started = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 1) await sleep(wait);
+    pending.push(
+      call(url).then(({ ms, ok }) => {
+        latencies.push(ms);
+        if (!ok) failed += 1;
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return { ...summarize(latencies), failed };
+}
+
+async function main(): Promise<void> {
+  const builds = (args.build ?? []).map((spec) => {
+    const [label, main] = spec.split('=') as [string, string];
+    return { label, main: resolve(main) };
+  });
+  const rate = Number(args.rate);
+  const jobs = args.get ? 0 : Number(args.jobs);
+  for (let round = 0; round < Number(args.rounds); round++) {
+    for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
+      const service = await launchProcess({
+        args: [build.main],
+        env: {
+          NODE_ENV: 'production',
+          LOG_LEVEL: 'warn',
+          TASK_MODULES: FAULT_TASKS,
+          CLUSTER_WORKERS: '2',
+          JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-builds-')), 'jobs.sqlite'),
+        },
+        discardOutputAfterReady: true,
+      });
+      try {
+        for (let i = 0; i < 200; i++) await call(service.url); // warm-up
+        const perSecond = jobs > 0 ? await throughput(service.url, jobs) : 0;
+        await sleep(500);
+        const at = await atRate(service.url, rate, Number(args.seconds));
+        process.stdout.write(
+          `${build.label.padEnd(12)} round ${round}: ${fmt(perSecond)} jobs/s | ${rate}/s ` +
+            `p50 ${fmt(at.p50, 1)} p99 ${fmt(at.p99, 1)} max ${fmt(at.max, 1)} ms, ` +
+            `${at.failed} failed | load ${fmt(loadavg()[0] ?? 0, 2)}\n`,
+        );
+      } finally {
+        await service.stop();
+      }
+    }
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});

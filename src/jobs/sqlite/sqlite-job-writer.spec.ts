@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { SqliteJobWriter } from './sqlite-job-writer';
+
+const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
+const anyone = { id: 'owner', admin: false };
+
+describe(SqliteJobWriter.name, () => {
+  let dir: string;
+  let options: SqliteStoreOptions;
+  const writer = () => new SqliteJobWriter(new SqliteJobStore({ ...options, busyTimeoutMs: 0 }));
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'corepool-writer-'));
+    options = {
+      path: join(dir, 'jobs.sqlite'),
+      maxStored: 2,
+      maxStoredBytes: 1_000_000,
+      resultTtlSeconds: 60,
+      attempts: 2,
+      backoffMs: 100,
+    };
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('commits the calls of one turn together; a call that fails undoes only its own writes', async () => {
+    const group = writer();
+    const reader = new SqliteJobStore(options);
+    const calls = [1, 2, 3].map((i) =>
+      group.write((store) => store.insert({ ...payload, input: { n: i } }, 'owner', undefined)),
+    );
+    // The claim runs after the inserts of its group, whatever the order they were asked in.
+    const claim = group.write((store) => store.claimRunnable('me', 5, 1000), { last: true });
+    // Nothing is visible before the commit, and nothing is answered before it.
+    expect(reader.totals().jobs).toBe(0);
+    const [first, second, third] = await Promise.allSettled(calls);
+    expect(first).toMatchObject({ status: 'fulfilled' });
+    expect(second).toMatchObject({ status: 'fulfilled' });
+    // maxStored is 2: the third is refused, the first two stay.
+    expect(third).toMatchObject({ status: 'rejected', reason: { code: 'JOB_QUEUE_FULL' } });
+    expect(await claim).toHaveLength(2);
+    expect(reader.totals().jobs).toBe(2);
+    const ids = (await claim).map((job) => job.id);
+    for (const id of ids) expect(reader.get(id, anyone)).toMatchObject({ status: 'running' });
+    group.close();
+    reader.close();
+  });
+
+  it('waits for another process holding the write lock without holding the event loop', async () => {
+    const group = writer();
+    await group.write((store) => store.totals()); // the file and its tables exist
+    const other = new DatabaseSync(options.path);
+    other.exec('BEGIN IMMEDIATE');
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const inserted = group.write((store) => store.insert(payload, 'owner', undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    other.exec('COMMIT');
+    const { job } = await inserted;
+    delay.disable();
+    expect(job.status).toBe('queued');
+    // A blocking busy wait would have held the loop for the whole 300 ms.
+    expect(delay.max / 1e6).toBeLessThan(150);
+    other.close();
+    group.close();
+  });
+
+  it('refuses the waiting calls with QUEUE_UNAVAILABLE when the lock stays taken past the busy timeout', async () => {
+    const group = writer();
+    await group.write((store) => store.totals());
+    const other = new DatabaseSync(options.path);
+    other.exec('BEGIN IMMEDIATE');
+    await expect(
+      group.write((store) => store.insert(payload, 'owner', undefined)),
+    ).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
+    other.exec('ROLLBACK');
+    // The next group takes the lock again.
+    await expect(
+      group.write((store) => store.insert(payload, 'owner', undefined)),
+    ).resolves.toMatchObject({ created: true });
+    other.close();
+    group.close();
+    await expect(group.write((store) => store.totals())).rejects.toMatchObject({
+      code: 'QUEUE_UNAVAILABLE',
+    });
+  });
+});
