@@ -5,6 +5,7 @@ import { AppModule } from './app.module';
 import { accessGate } from './auth/access-gate';
 import { createAuthenticator } from './auth/create-authenticator';
 import { registerQuotas } from './auth/quotas';
+import { directTaskRoutes } from './compute/direct-task-routes';
 import { TaskCatalogService } from './compute/task-catalog.service';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
@@ -100,6 +101,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     taskAdmission,
     budget: app.get(BodyMemoryBudget),
     admin,
+    direct: directTaskRoutes(app),
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,

@@ -5,6 +5,7 @@ import { Errors, type AppError } from '../common/app-error';
 import type { AdminListener } from './admin-listener';
 import { admitAnnouncedBody, guardBodyStream } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
+import { directRoutes, type DirectRoutes } from './direct-routes';
 import {
   announcedTooLarge,
   bodyLimitFor,
@@ -54,6 +55,8 @@ export interface HookParticipants {
   readonly budget: BodyMemoryBudget;
   /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
   readonly admin?: AdminListener;
+  /** Routes whose handler Fastify calls without Nest's pipeline (`direct-routes.ts`). */
+  readonly direct?: DirectRoutes;
 }
 
 /**
@@ -61,7 +64,8 @@ export interface HookParticipants {
  * (Fastify runs hooks of one kind in the order they were added). Register
  * before the app is initialised, so `onRoute` sees every route:
  *
- * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
+ * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`); the
+ *    routes that run tasks get their handler called directly (`direct-routes.ts`).
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
  * 3. `onRequest`: with ADMIN_PORT, a route answers only on its own listener
  *    (operator routes on the admin port, the rest on the public one); 404 elsewhere.
@@ -94,7 +98,7 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission, budget, admin } = participants;
+  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
   // Declared up front: a property added to some requests only would change their shape.
@@ -102,6 +106,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   fastify.decorateRequest('releaseTaskSlot', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
+  if (direct !== undefined) fastify.addHook('onRoute', directRoutes(direct));
 
   fastify.addHook('onRequest', (request, reply, done) => {
     stampRequest(request, reply);
