@@ -104,7 +104,7 @@ interface Configuration {
 }
 
 const service = (env: Record<string, string>) => () => startService('service', env);
-const HOT_PATH_KEYS = ['bare', 'lean', 'nest', 'pool', 'variant'];
+const HOT_PATH_KEYS = ['bare', 'lean', 'leanBatched', 'nest', 'pool', 'variant'];
 const ALL_SERVICE: readonly Workload[] = ['light', 'isolation', 'heavy', 'tiny', 'hash', 'rss'];
 
 const EVERY_CONFIGURATION: readonly Configuration[] = [
@@ -127,6 +127,19 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
         POOL_THREADS: String(CORES),
         // corepool's default; docs/adr/0003-thread-priority-after-load.md has the measurements.
         WORKER_NICE_INCREMENT: '19',
+      }),
+  },
+  {
+    key: 'leanBatched',
+    label: `lean with batches of up to 8 tasks per thread, ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['tiny'],
+    start: () =>
+      startBaseline('lean batched', 'lean-batched.ts', {
+        POOL_THREADS: String(CORES),
+        WORKER_NICE_INCREMENT: '19',
+        BATCH_MAX_TASKS: '8',
       }),
   },
   {
@@ -194,11 +207,12 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
         },
       ] satisfies Configuration[])),
 ];
-const CONFIGURATIONS = EVERY_CONFIGURATION.filter(
-  (config) =>
-    !hotPath ||
-    HOT_PATH_KEYS.includes(config.key) ||
-    checkouts.some((c) => basename(c) === config.key),
+/** Configurations only the hot-path run measures: the full run's report has no place for them. */
+const HOT_PATH_ONLY = ['leanBatched', 'variant'];
+const CONFIGURATIONS = EVERY_CONFIGURATION.filter((config) =>
+  hotPath
+    ? HOT_PATH_KEYS.includes(config.key) || checkouts.some((c) => basename(c) === config.key)
+    : !HOT_PATH_ONLY.includes(config.key),
 );
 
 const json = (path: string, body: object): Target => ({

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { answerProblem } from './problem-details.filter';
 
-/** A route's work, called by Fastify itself: resolves with the body to send. */
-export type DirectHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/** A route's work, called by Fastify itself: the body to send, or a promise of it. */
+export type DirectHandler = (request: FastifyRequest, reply: FastifyReply) => unknown;
 
 /** Direct handlers by `METHOD /route/template`, as the controllers declare the routes. */
 export type DirectRoutes = ReadonlyMap<string, DirectHandler>;
@@ -13,9 +13,8 @@ export type DirectRoutes = ReadonlyMap<string, DirectHandler>;
  * their handler directly instead of through Nest's pipeline (guards, pipes,
  * interceptors, the exception filter's host), which corepool does not use on
  * them: every check of theirs is a Fastify hook or inside the handler.
- * Errors are answered as the exception filter answers them. On the tiny-task
- * route this was ~20 µs of a request's event-loop time
- * (docs/adr/0016-a-hot-path-designed-for-cost.md).
+ * Errors are answered as the exception filter answers them. Measured in
+ * docs/adr/0016-a-hot-path-designed-for-cost.md.
  */
 export function directRoutes(routes: DirectRoutes) {
   return (route: RouteOptions): void => {
@@ -26,12 +25,18 @@ export function directRoutes(routes: DirectRoutes) {
       // As Nest's Fastify adapter does: an empty route parameter matches no route.
       const params = request.params as Record<string, string>;
       for (const name in params) if (params[name] === '') return void reply.callNotFound();
-      handler(request, reply).then(
-        (body) => {
-          if (!reply.sent) void reply.send(body);
-        },
-        (error: unknown) => answerProblem(error, request, reply),
-      );
+      const send = (body: unknown) => {
+        if (!reply.sent) void reply.send(body);
+      };
+      const fail = (error: unknown) => answerProblem(error, request, reply);
+      let body: unknown;
+      try {
+        body = handler(request, reply);
+      } catch (error) {
+        return fail(error);
+      }
+      if (body instanceof Promise) body.then(send, fail);
+      else send(body);
     };
   };
 }

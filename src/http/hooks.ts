@@ -104,6 +104,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   // Declared up front: a property added to some requests only would change their shape.
   fastify.decorateRequest('identity', null);
   fastify.decorateRequest('releaseTaskSlot', null);
+  fastify.decorateRequest('bodyHolding', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
   if (direct !== undefined) fastify.addHook('onRoute', directRoutes(direct));
