@@ -5,7 +5,7 @@ import { Errors, type AppError } from '../common/app-error';
 import type { AdminListener } from './admin-listener';
 import { admitAnnouncedBody, guardBodyStream } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
-import { directRoutes, type DirectRoutes } from './direct-routes';
+import { registerDirectRoutes, type DirectRoutes } from './direct-routes';
 import {
   announcedTooLarge,
   bodyLimitFor,
@@ -107,7 +107,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   fastify.decorateRequest('bodyHolding', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
-  if (direct !== undefined) fastify.addHook('onRoute', directRoutes(direct));
+  if (direct !== undefined) registerDirectRoutes(fastify, direct);
 
   fastify.addHook('onRequest', (request, reply, done) => {
     stampRequest(request, reply);
