@@ -55,7 +55,7 @@ function holdingOf(request: FastifyRequest, reply: FastifyReply, budget: BodyMem
 }
 
 /** True when a request announces a body (`Content-Length` above 0, or chunked). */
-function hasBody(request: FastifyRequest): boolean {
+export function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return length === undefined ? request.headers['transfer-encoding'] !== undefined : length !== '0';
 }

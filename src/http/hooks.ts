@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 import { Errors, type AppError } from '../common/app-error';
 import type { AdminListener } from './admin-listener';
-import { admitAnnouncedBody, guardBodyStream } from './body-admission';
+import { admitAnnouncedBody, guardBodyStream, hasBody } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
 import { registerDirectRoutes, type DirectRoutes } from './direct-routes';
 import {
@@ -167,7 +167,9 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     // A process that answers 503 is full or going away: the client's next try on a new
     // connection may land on a process that is not. A body refused before its end is
     // not read on: closing is the only way not to.
-    const bodyLeftUnread = !request.raw.complete;
+    // A request without a body has nothing left to read, even if Node has not marked it
+    // complete yet (an answer sent in the tick its headers arrived: a direct route).
+    const bodyLeftUnread = !request.raw.complete && hasBody(request);
     if (bodyLeftUnread) lingerOnClose(request.raw);
     if (reply.statusCode === 503 || bodyLeftUnread || drain.closesConnection(request.raw)) {
       void reply.header('connection', 'close');
