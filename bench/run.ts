@@ -3,6 +3,11 @@
  *
  *   npm run bench             # full run, under 10 minutes on 2 cores
  *   npm run bench -- --quick  # 2–3 minutes, shorter and noisier
+ *   npm run bench -- --hot-path [--quick] [--before=<checkout>]
+ *                             # the light route and tiny tasks only (bare, lean, Nest
+ *                             # minimal, corepool 1 × N), printed, no report written;
+ *                             # each --before adds another checkout's build (its dist/) beside them;
+ *                             # --variant=NAME=VALUE,… adds this build with those settings
  *
  * Builds dist/ if it is stale, starts every configuration as a child process
  * on a free loopback port, drives it with autocannon from this process, and
@@ -12,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { buildIfNeeded } from './lib/build';
 import {
   background,
@@ -30,6 +35,18 @@ import { ROOT, startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
 
 const quick = process.argv.includes('--quick');
+/** Only the side-by-side light and tiny workloads, for work on the hot path. */
+const hotPath = process.argv.includes('--hot-path');
+/** Other checkouts (each with its own dist/ and node_modules) measured beside this one's build. */
+const checkouts = process.argv
+  .filter((arg) => arg.startsWith('--before='))
+  .map((arg) => arg.slice('--before='.length));
+/** Environment variables of an extra configuration of this build, measured beside the others. */
+const variant = process.argv
+  .find((arg) => arg.startsWith('--variant='))
+  ?.slice('--variant='.length)
+  .split(',')
+  .map((pair) => pair.split('=') as [string, string]);
 
 /** Every duration and count of the run; `--quick` shrinks them. */
 const PLAN = quick
@@ -87,9 +104,10 @@ interface Configuration {
 }
 
 const service = (env: Record<string, string>) => () => startService('service', env);
+const HOT_PATH_KEYS = ['bare', 'lean', 'leanBatched', 'nest', 'pool', 'variant'];
 const ALL_SERVICE: readonly Workload[] = ['light', 'isolation', 'heavy', 'tiny', 'hash', 'rss'];
 
-const CONFIGURATIONS: readonly Configuration[] = [
+const EVERY_CONFIGURATION: readonly Configuration[] = [
   {
     key: 'bare',
     label: 'bare Fastify (hello route)',
@@ -109,6 +127,19 @@ const CONFIGURATIONS: readonly Configuration[] = [
         POOL_THREADS: String(CORES),
         // corepool's default; docs/adr/0003-thread-priority-after-load.md has the measurements.
         WORKER_NICE_INCREMENT: '19',
+      }),
+  },
+  {
+    key: 'leanBatched',
+    label: `lean with batches of up to 8 tasks per thread, ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['tiny'],
+    start: () =>
+      startBaseline('lean batched', 'lean-batched.ts', {
+        POOL_THREADS: String(CORES),
+        WORKER_NICE_INCREMENT: '19',
+        BATCH_MAX_TASKS: '8',
       }),
   },
   {
@@ -155,7 +186,34 @@ const CONFIGURATIONS: readonly Configuration[] = [
     workloads: ['isolation'],
     start: service({ CLUSTER_WORKERS: '1', WORKER_NICE_INCREMENT: '0' }),
   },
+  ...checkouts.map((checkout): Configuration => ({
+    key: basename(checkout),
+    label: `${basename(checkout)} (another checkout), 1 process × ${CORES} threads`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['light', 'tiny'],
+    start: () => startService(basename(checkout), { CLUSTER_WORKERS: '1' }, resolve(checkout)),
+  })),
+  ...(variant === undefined
+    ? []
+    : ([
+        {
+          key: 'variant',
+          label: `corepool, 1 process × ${CORES} threads, ${variant.map((pair) => pair.join('=')).join(' ')}`,
+          processes: 1,
+          threads: CORES,
+          workloads: ['light', 'tiny'],
+          start: service({ CLUSTER_WORKERS: '1', ...Object.fromEntries(variant) }),
+        },
+      ] satisfies Configuration[])),
 ];
+/** Configurations only the hot-path run measures: the full run's report has no place for them. */
+const HOT_PATH_ONLY = ['leanBatched', 'variant'];
+const CONFIGURATIONS = EVERY_CONFIGURATION.filter((config) =>
+  hotPath
+    ? HOT_PATH_KEYS.includes(config.key) || checkouts.some((c) => basename(c) === config.key)
+    : !HOT_PATH_ONLY.includes(config.key),
+);
 
 const json = (path: string, body: object): Target => ({
   url: '',
@@ -405,6 +463,12 @@ async function main(): Promise<void> {
   buildIfNeeded(log);
   const loadBefore = loadavg()[0] ?? NaN;
   log(`${quick ? 'quick' : 'full'} run on ${CORES} cores; load average ${loadBefore.toFixed(2)}`);
+  const results = new Map(CONFIGURATIONS.map((config) => [config.key, newResult(config)]));
+  if (hotPath) {
+    await sideBySide(results);
+    printHotPath([...results.values()], loadBefore);
+    return;
+  }
   log(`single-thread rate of the heavy task (${PLAN.singleThreadSeconds} s, one plain thread)`);
   const single = await rawRate(1);
   log(`  → ${single.perSecond.toFixed(1)} tasks/s (${single.msPerTask.toFixed(1)} ms each)`);
@@ -415,7 +479,6 @@ async function main(): Promise<void> {
   log(`  → ${parallel.perSecond.toFixed(1)} tasks/s`);
 
   const hashBody = randomBytes(HASH_BYTES);
-  const results = new Map(CONFIGURATIONS.map((config) => [config.key, newResult(config)]));
   await sideBySide(results);
   for (const config of CONFIGURATIONS) {
     await measure(config, results.get(config.key) as ConfigResult, hashBody, single.perSecond);
@@ -447,6 +510,29 @@ async function main(): Promise<void> {
   };
   const written = await writeReport(report, { updatePerformanceDoc: !quick });
   log(`done in ${Math.round(report.durationSeconds)} s; wrote ${written.join(', ')}`);
+}
+
+/** The hot-path numbers and their ratios to the baselines, on stdout. */
+function printHotPath(configs: readonly ConfigResult[], loadBefore: number): void {
+  const of = (key: string) => configs.find((c) => c.key === key);
+  const lean = of('lean');
+  const bare = of('bare');
+  const fixed = (value: number | undefined, digits = 0) =>
+    value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+  const lines = [
+    `load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? NaN).toFixed(2)} after`,
+    'configuration | light req/s (÷ bare) | tiny req/s (÷ lean) | main-thread µs/tiny (÷ lean) | µs/light',
+  ];
+  for (const c of configs) {
+    const cpu = c.mainThreadCpuMicros;
+    lines.push(
+      `${c.key} | ${fixed(c.light?.perSecond)} (${fixed((c.light?.perSecond ?? NaN) / (bare?.light?.perSecond ?? NaN), 2)})` +
+        ` | ${fixed(c.tiny?.perSecond)} (${fixed((c.tiny?.perSecond ?? NaN) / (lean?.tiny?.perSecond ?? NaN), 2)})` +
+        ` | ${fixed(cpu?.tiny)} (${fixed((cpu?.tiny ?? NaN) / (lean?.mainThreadCpuMicros?.tiny ?? NaN), 2)})` +
+        ` | ${fixed(cpu?.light)}`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -5,7 +5,9 @@ import { AppModule } from './app.module';
 import { accessGate } from './auth/access-gate';
 import { createAuthenticator } from './auth/create-authenticator';
 import { registerQuotas } from './auth/quotas';
+import { directTaskRoutes } from './compute/direct-task-routes';
 import { TaskCatalogService } from './compute/task-catalog.service';
+import { directHealthRoutes } from './health/direct-health-routes';
 import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
 import { AdminListener } from './http/admin-listener';
@@ -100,6 +102,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     taskAdmission,
     budget: app.get(BodyMemoryBudget),
     admin,
+    // Routes Fastify calls without Nest's pipeline: the hot ones (tasks, liveness).
+    direct: new Map([...directTaskRoutes(app), ...directHealthRoutes(app)]),
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,

@@ -1,3 +1,4 @@
+import { Agent, get } from 'node:http';
 import { postJson, startApp, type RunningApp } from './support/http-app';
 import { waitUntil } from './support/poll';
 
@@ -58,6 +59,36 @@ describe('health probes (real server, real threads)', () => {
       eventLoop: { status: 'up', delayP99Ms: expect.any(Number), limitMs: 200 },
       memory: { status: 'up', heapUsedBytes: expect.any(Number) },
     });
+  });
+
+  it('keeps the connection of a liveness probe alive (a direct route answers before Node marks a GET complete)', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ports: number[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const answer = await new Promise<{ connection?: string; port?: number; status?: number }>(
+          (done, fail) => {
+            get(`${service.url}/health/live`, { agent }, (response) => {
+              const port = response.socket.localPort;
+              response.resume();
+              response.once('end', () =>
+                done({
+                  connection: response.headers.connection,
+                  port,
+                  status: response.statusCode,
+                }),
+              );
+            }).once('error', fail);
+          },
+        );
+        expect(answer).toMatchObject({ status: 200, connection: 'keep-alive' });
+        ports.push(answer.port ?? -1);
+      }
+    } finally {
+      agent.destroy();
+    }
+    // One connection for all three: none was closed after its answer.
+    expect(new Set(ports).size).toBe(1);
   });
 
   it('fails readiness while the queue is saturated, stays failed until it drains, and recovers', async () => {

@@ -21,13 +21,21 @@ export type Server = Pick<ServiceProcess, 'label' | 'url' | 'pid' | 'rssMiB'> & 
   stop(): Promise<void>;
 };
 
-/** The built service (`dist/main.js`) as production runs it, with these settings. */
-export function startService(label: string, env: Record<string, string>): Promise<Server> {
+/**
+ * The built service (`dist/main.js`) as production runs it, with these settings;
+ * another checkout's build when `checkout` names one.
+ */
+export function startService(
+  label: string,
+  env: Record<string, string>,
+  checkout?: string,
+): Promise<Server> {
   const processes = Number(env.CLUSTER_WORKERS ?? '1');
   const level = env.LOG_LEVEL ?? 'info';
   return start({
     label,
-    args: [BUILT_MAIN],
+    args: [checkout === undefined ? BUILT_MAIN : resolve(checkout, 'dist', 'main.js')],
+    cwd: checkout,
     env: { NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
     // Nest prints this once per HTTP process, when its threads are warm
     // (not printed below info: then the liveness probe alone says ready).
@@ -52,11 +60,11 @@ export function startBaseline(
 }
 
 async function start(
-  options: Pick<LaunchOptions, 'label' | 'args' | 'env' | 'readyLines'>,
+  options: Pick<LaunchOptions, 'label' | 'args' | 'env' | 'readyLines' | 'cwd'>,
 ): Promise<Server> {
   const server = await launchProcess({
     ...options,
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     timeoutMs: 60_000,
     discardOutputAfterReady: true,
   });

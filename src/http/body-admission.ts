@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Errors, type AppError } from '../common/app-error';
@@ -34,13 +33,19 @@ class BodyHolding {
   }
 }
 
-const holdings = new WeakMap<IncomingMessage, BodyHolding>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** This request's share of the body memory budget, once it has one (hooks.ts declares it). */
+    bodyHolding: BodyHolding | null;
+  }
+}
 
 function holdingOf(request: FastifyRequest, reply: FastifyReply, budget: BodyMemoryBudget) {
-  let holding = holdings.get(request.raw);
-  if (holding === undefined) {
+  // On the request rather than in a WeakMap: adding a key to a WeakMap cost a few µs per request.
+  let holding = request.bodyHolding;
+  if (holding === null) {
     const created = new BodyHolding(budget);
-    holdings.set(request.raw, created);
+    request.bodyHolding = created;
     // 'close' comes once the response is written or the connection is gone: the body
     // (and its task, which the response waits for) is no longer held.
     reply.raw.once('close', () => created.release());
@@ -50,7 +55,7 @@ function holdingOf(request: FastifyRequest, reply: FastifyReply, budget: BodyMem
 }
 
 /** True when a request announces a body (`Content-Length` above 0, or chunked). */
-function hasBody(request: FastifyRequest): boolean {
+export function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return length === undefined ? request.headers['transfer-encoding'] !== undefined : length !== '0';
 }

@@ -3,8 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 import { Errors, type AppError } from '../common/app-error';
 import type { AdminListener } from './admin-listener';
-import { admitAnnouncedBody, guardBodyStream } from './body-admission';
+import { admitAnnouncedBody, guardBodyStream, hasBody } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
+import { registerDirectRoutes, type DirectRoutes } from './direct-routes';
 import {
   announcedTooLarge,
   bodyLimitFor,
@@ -54,6 +55,8 @@ export interface HookParticipants {
   readonly budget: BodyMemoryBudget;
   /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
   readonly admin?: AdminListener;
+  /** Routes whose handler Fastify calls without Nest's pipeline (`direct-routes.ts`). */
+  readonly direct?: DirectRoutes;
 }
 
 /**
@@ -61,7 +64,8 @@ export interface HookParticipants {
  * (Fastify runs hooks of one kind in the order they were added). Register
  * before the app is initialised, so `onRoute` sees every route:
  *
- * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`).
+ * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`); the
+ *    routes that run tasks get their handler called directly (`direct-routes.ts`).
  * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
  * 3. `onRequest`: with ADMIN_PORT, a route answers only on its own listener
  *    (operator routes on the admin port, the rest on the public one); 404 elsewhere.
@@ -94,14 +98,16 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission, budget, admin } = participants;
+  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct } = participants;
   fastify.decorateRequest('arrivedAt', 0);
   fastify.decorateRequest('routeProfile', null);
   // Declared up front: a property added to some requests only would change their shape.
   fastify.decorateRequest('identity', null);
   fastify.decorateRequest('releaseTaskSlot', null);
+  fastify.decorateRequest('bodyHolding', null);
 
   fastify.addHook('onRoute', compileRouteProfile);
+  if (direct !== undefined) registerDirectRoutes(fastify, direct);
 
   fastify.addHook('onRequest', (request, reply, done) => {
     stampRequest(request, reply);
@@ -161,7 +167,9 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     // A process that answers 503 is full or going away: the client's next try on a new
     // connection may land on a process that is not. A body refused before its end is
     // not read on: closing is the only way not to.
-    const bodyLeftUnread = !request.raw.complete;
+    // A request without a body has nothing left to read, even if Node has not marked it
+    // complete yet (an answer sent in the tick its headers arrived: a direct route).
+    const bodyLeftUnread = !request.raw.complete && hasBody(request);
     if (bodyLeftUnread) lingerOnClose(request.raw);
     if (reply.statusCode === 503 || bodyLeftUnread || drain.closesConnection(request.raw)) {
       void reply.header('connection', 'close');

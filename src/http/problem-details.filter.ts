@@ -35,22 +35,33 @@ export interface ProblemDetails {
 export class ProblemDetailsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
-    const reply = http.getResponse<FastifyReply>();
-    const error = this.toAppError(exception, request);
-    if (reply.sent || reply.raw.destroyed) return;
-    void sendProblem(reply, error, request.url);
+    answerProblem(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
   }
+}
 
-  private toAppError(exception: unknown, request: FastifyRequest): AppError {
-    if (exception instanceof AppError) return exception;
-    const fromFastify = fastifyError(exception);
-    if (fromFastify !== undefined) return fromFastify;
-    if (exception instanceof HttpException) return fromHttpException(exception, request);
-    // The request's own logger: the line carries its reqId.
-    request.log.error({ err: exception }, 'unhandled error; answered 500 INTERNAL_ERROR');
-    return Errors.internal();
-  }
+/**
+ * Answers a route's exception as problem+json (unless the reply is already
+ * sent or its client gone): the filter's work, also done by the routes
+ * Fastify calls directly (`direct-routes.ts`).
+ */
+export function answerProblem(
+  exception: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const error = toAppError(exception, request);
+  if (reply.sent || reply.raw.destroyed) return;
+  void sendProblem(reply, error, request.url);
+}
+
+function toAppError(exception: unknown, request: FastifyRequest): AppError {
+  if (exception instanceof AppError) return exception;
+  const fromFastify = fastifyError(exception);
+  if (fromFastify !== undefined) return fromFastify;
+  if (exception instanceof HttpException) return fromHttpException(exception, request);
+  // The request's own logger: the line carries its reqId.
+  request.log.error({ err: exception }, 'unhandled error; answered 500 INTERNAL_ERROR');
+  return Errors.internal();
 }
 
 /** The code of the problem each reply was answered with, for the HTTP error metrics. */

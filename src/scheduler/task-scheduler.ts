@@ -352,7 +352,8 @@ export class TaskScheduler {
         );
         this.pump();
       },
-      Math.max(0, rescueAt - now),
+      // Whole milliseconds: timers of one duration share Node's list for it (worker-pool.service.ts).
+      Math.max(0, Math.ceil(rescueAt - now)),
     );
   }
 

@@ -260,7 +260,12 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const cancellation = new Cancellation<AbortReason>();
     const stop = new TaskStop(cancellation, this.config.pool.cancelGraceMs);
     const remainingMs = timeoutMs - (performance.now() - arrivedAt);
-    const timer = setTimeout(() => cancellation.abort('timeout'), Math.max(0, remainingMs));
+    // Whole milliseconds: Node keeps one list per distinct duration, so timers of equal
+    // duration share one (an append), where a fractional one would make a list of its own.
+    const timer = setTimeout(
+      () => cancellation.abort('timeout'),
+      Math.max(0, Math.ceil(remainingMs)),
+    );
     const stopFollowing =
       options.signal === undefined
         ? undefined
