@@ -5,13 +5,15 @@
 
 ARG NODE_VERSION=24
 
-# 1. Build: every dependency, then compile TypeScript to dist/.
+# 1. Build: every dependency, then compile TypeScript to dist/ and bundle the threads' code.
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
+# The build bundles the threads' code after compiling it (ADR 0019).
+COPY scripts/build ./scripts/build
 RUN npm run build
 
 # 2. Production dependencies only, installed clean (no dev toolchain, no pino-pretty).

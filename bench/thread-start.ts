@@ -3,108 +3,164 @@
  * by replacing threads (after a crash, a termination, recycling), and until
  * the replacement has loaded the task code the pool is a thread short.
  *
- * Starts one Piscina thread on the built thread entry (which loads the
- * built-in tasks) and times spawn → first answer (the warm-up the pool itself sends),
- * one thread at a time, on an otherwise idle process. Also reports the
- * process's CPU time per start (the thread's own work dominates it), and the
- * start the thread reports itself (from its spawn to its code loaded, on
- * the clock threads share: what `compute_pool_thread_start_seconds` records).
+ * Times spawn → first answer (the warm-up the pool itself sends) for one
+ * thread at a time, and the process's CPU time per start (the thread's own
+ * work dominates it; the shared machine makes CPU the steadier number), for
+ * each layer of a thread start, side by side: every round starts each layer
+ * once, so they share the machine's load alike.
  *
- * Then the same for a module that loads nothing (Node's and Piscina's own
- * share of a thread start, which no change to corepool can remove).
+ *   1. a plain Node Worker on a file that only answers (Node's own floor),
+ *   2. a Piscina thread on a module that loads nothing (+ Piscina's wrapper),
+ *   3. the thread entry as separate files, no compile cache (before ADR 0019),
+ *   4. the thread entry bundled into one file, no compile cache,
+ *   5. the separate files with Node's compile cache,
+ *   6. what the pool runs: piscinaOptions() of the build (bundle + cache).
+ *
+ * The start the thread reports itself (spawn → code loaded, what
+ * `compute_pool_thread_start_seconds` records) is printed for line 6.
  *
  *   npm run build && npx tsx bench/thread-start.ts      # RUNS=20 by default
  */
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { ROOT } from './lib/servers';
 import { percentile, summarize } from './lib/stats';
 
 const RUNS = Number(process.env.RUNS ?? 20);
+const WORKERS = join(ROOT, 'dist', 'workers');
+const SCRATCH = mkdtempSync(join(tmpdir(), 'thread-start-'));
 
-/** The built thread entry, which loads the built-in tasks itself. */
-function builtEntry(): string {
-  const entry = ['workers', 'pool']
-    .map((dir) => join(ROOT, 'dist', dir, 'thread-entry.js'))
-    .find((file) => existsSync(file));
-  if (entry === undefined) throw new Error('no dist/*/thread-entry.js: run `npm run build` first');
-  return entry;
+interface Start {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly selfMs?: number;
 }
 
-async function startOnce(entry: string) {
+/** Times `start` (which resolves once the thread has answered) and then stops the thread. */
+async function timed(start: () => Promise<{ stop(): Promise<unknown>; selfMs?: number }>) {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const pool = new Piscina({
-    filename: entry,
-    // Plain node on the built JavaScript, as in production: not tsx's loader, which
-    // this script runs under and a thread would otherwise inherit.
-    execArgv: [],
-    minThreads: 1,
-    maxThreads: 1,
-    workerData: {
-      taskModules: [],
-      niceIncrement: 0,
-      // Read as the thread is constructed (as the pool's own options do).
-      get spawnedAt() {
-        return performance.timeOrigin + performance.now();
-      },
-    },
-  });
-  let selfMs = Number.NaN;
-  pool.on('message', (message: { threadStartMs?: number }) => {
-    selfMs = message.threadStartMs ?? selfMs;
-  });
-  await pool.run({ task: '', input: {} });
+  const thread = await start();
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  await pool.destroy();
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, selfMs };
+  await thread.stop();
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000, selfMs: thread.selfMs };
 }
 
-/**
- * The floor: a Piscina thread on a module that exports a no-op and imports
- * nothing, i.e. what Node and Piscina's own worker cost before any task code.
- */
-function emptyEntry(): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'thread-start-')), 'empty.js');
-  writeFileSync(file, 'module.exports = () => null;\n');
-  return file;
+/** Node's floor: a Worker on a file that posts one message and loads nothing. */
+function plainWorker(): () => Promise<Start> {
+  const file = join(SCRATCH, 'answer.js');
+  writeFileSync(file, "require('node:worker_threads').parentPort.postMessage(null);\n");
+  return () =>
+    timed(async () => {
+      const worker = new Worker(file, { execArgv: [] });
+      await new Promise((resolve) => worker.once('message', resolve));
+      return { stop: () => worker.terminate() };
+    });
 }
 
-async function measure(label: string, entry: string): Promise<void> {
-  await startOnce(entry); // the file system cache, once
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  const self: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const { wallMs, cpuMs, selfMs } = await startOnce(entry);
-    wall.push(wallMs);
-    cpu.push(cpuMs);
-    if (!Number.isNaN(selfMs)) self.push(selfMs);
+/** Environment without Node's compile cache, or with it in `dir`. */
+function envWith(cacheDir?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' };
+  delete env.NODE_COMPILE_CACHE;
+  if (cacheDir === undefined) return env;
+  delete env.NODE_DISABLE_COMPILE_CACHE;
+  return { ...env, NODE_COMPILE_CACHE: cacheDir };
+}
+
+type Options = ConstructorParameters<typeof Piscina>[0];
+
+/** A Piscina thread with `options`, ready once it has answered the pool's warm-up no-op. */
+function piscinaThread(options: () => Options): () => Promise<Start> {
+  return () =>
+    timed(async () => {
+      const pool = new Piscina({
+        workerData: { taskModules: [], niceIncrement: 0 },
+        ...options(),
+        // Plain node on the built JavaScript, as in production: not tsx's loader, which
+        // this script runs under and a thread would otherwise inherit.
+        execArgv: [],
+        minThreads: 1,
+        maxThreads: 1,
+      });
+      let selfMs: number | undefined;
+      pool.on('message', (message: { threadStartMs?: number }) => {
+        selfMs = message.threadStartMs ?? selfMs;
+      });
+      await pool.run({ task: '', input: {} });
+      return { stop: () => pool.destroy(), selfMs };
+    });
+}
+
+/** The pool's own options from the build, as the service computes them (bundle, cache). */
+function productionOptions(): Options {
+  // Loaded from dist/ (not through tsx) so that it picks the built files as the service does.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { piscinaOptions } = require(join(WORKERS, 'piscina-options.js')) as {
+    piscinaOptions: (pool: object, balancer: undefined) => Options;
+  };
+  const pool = { threads: 1, maxQueue: 1, niceIncrement: 0, taskModules: [] };
+  const options = piscinaOptions(pool, undefined);
+  if (!options?.filename?.endsWith('thread-bundle.js')) {
+    throw new Error('no dist/workers/thread-bundle.js: run `npm run build` first');
   }
-  const w = summarize(wall);
-  const c = summarize(cpu);
-  // Builds from before the thread reported its own start have no such number.
-  const reported =
-    self.length === 0 ? '' : `; as the thread reports it p50 ${summarize(self).p50.toFixed(1)} ms`;
-  const p90 = percentile(
-    [...wall].sort((a, b) => a - b),
-    90,
-  );
-  console.log(
-    `Node ${process.version}: thread start (spawn → ready) over ${RUNS} runs, ` +
-      `${label}: wall p50 ${w.p50.toFixed(1)} ms, p90 ${p90.toFixed(1)} ms, max ${w.max.toFixed(1)} ms; ` +
-      `process CPU p50 ${c.p50.toFixed(1)} ms${reported}`,
-  );
+  return options;
 }
 
 async function main(): Promise<void> {
-  await measure('built-in tasks', builtEntry());
-  await measure('empty module (the floor)', emptyEntry());
+  const entry = join(WORKERS, 'thread-entry.js');
+  const bundle = join(WORKERS, 'thread-bundle.js');
+  if (!existsSync(bundle)) throw new Error('run `npm run build` first');
+  const empty = join(SCRATCH, 'empty.js');
+  writeFileSync(empty, 'module.exports = () => null;\n');
+  // The service's threads use the default cache directory; this one starts empty, and the
+  // first (unmeasured) start of each line fills it, as a service's first thread does.
+  process.env.NODE_COMPILE_CACHE = join(SCRATCH, 'compile-cache');
+  const layers: [string, () => Promise<Start>][] = [
+    ['Node Worker, empty file (the floor)', plainWorker()],
+    ['+ Piscina, empty module', piscinaThread(() => ({ filename: empty, env: envWith() }))],
+    ['thread entry, separate files', piscinaThread(() => ({ filename: entry, env: envWith() }))],
+    ['thread entry, one bundle', piscinaThread(() => ({ filename: bundle, env: envWith() }))],
+    [
+      'separate files + compile cache',
+      piscinaThread(() => ({ filename: entry, env: envWith(join(SCRATCH, 'cache-separate')) })),
+    ],
+    ['the pool: bundle + compile cache', piscinaThread(productionOptions)],
+  ];
+  for (const [, start] of layers) await start(); // file system and compile caches, once
+  const results = layers.map((): Start[] => []);
+  for (let round = 0; round < RUNS; round++) {
+    for (const [i, [, start]] of layers.entries()) results[i]?.push(await start());
+  }
+  const floor = summarize(results[0]?.map((r) => r.cpuMs) ?? []).p50;
+  console.log(
+    `Node ${process.version}, ${RUNS} rounds, load average ${loadAverage()}: thread start (spawn → ready)`,
+  );
+  console.log('| layer | wall p50 | wall p90 | CPU p50 | CPU over the floor | self-reported p50 |');
+  console.log('| ----- | -------- | -------- | ------- | ------------------ | ----------------- |');
+  for (const [i, [label]] of layers.entries()) {
+    const runs = results[i] ?? [];
+    const wall = runs.map((r) => r.wallMs).sort((a, b) => a - b);
+    const cpu = summarize(runs.map((r) => r.cpuMs)).p50;
+    const self = runs.flatMap((r) => (r.selfMs === undefined ? [] : [r.selfMs]));
+    const reported = self.length === 0 ? '' : `${summarize(self).p50.toFixed(1)} ms`;
+    console.log(
+      `| ${label} | ${ms(percentile(wall, 50))} | ${ms(percentile(wall, 90))} | ${ms(cpu)} | ` +
+        `${ms(cpu - floor)} | ${reported} |`,
+    );
+  }
 }
+
+const ms = (value: number): string => `${value.toFixed(1)} ms`;
+
+const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 main().catch((error: unknown) => {
   console.error(error);

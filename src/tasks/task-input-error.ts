@@ -24,4 +24,17 @@ export class TaskInputError extends Error {
   ) {
     super(message);
   }
+
+  /**
+   * Whether `error` is a TaskInputError, also when it comes from another copy
+   * of this file: the threads run a bundle of the task code (ADR 0019), and a
+   * module of `TASK_MODULES` that imports this class from dist/ gets the
+   * separate file, whose class `instanceof` would not recognise.
+   */
+  static is(error: unknown): error is TaskInputError {
+    return (
+      error instanceof TaskInputError ||
+      (error instanceof Error && error.name === 'TaskInputError' && 'code' in error)
+    );
+  }
 }

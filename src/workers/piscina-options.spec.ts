@@ -1,5 +1,7 @@
 import { testConfig } from '../../test/support/test-config';
-import { piscinaOptions } from './piscina-options';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { piscinaOptions, threadEnv } from './piscina-options';
 
 const balancer = () => null;
 
@@ -52,5 +54,15 @@ describe(piscinaOptions.name, () => {
       spawnedAt: expect.any(Number) as number,
     });
     expect(copy.spawnedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it("gives the threads Node's compile cache unless the process chose its own or none", () => {
+    expect(threadEnv({ PATH: '/bin' })).toEqual({
+      PATH: '/bin',
+      NODE_COMPILE_CACHE: join(tmpdir(), 'node-compile-cache'),
+    });
+    // Node's default then: the threads inherit the process's environment, choice included.
+    expect(threadEnv({ NODE_COMPILE_CACHE: '/var/cache/corepool' })).toBeUndefined();
+    expect(threadEnv({ NODE_DISABLE_COMPILE_CACHE: '1' })).toBeUndefined();
   });
 });

@@ -50,7 +50,7 @@ export function createTaskRunner(registry: TaskRegistry) {
       if (error instanceof TaskCancelledError || context.cancelled) {
         return { ok: false, kind: 'cancelled', message: 'the task was cancelled', ...timing() };
       }
-      if (error instanceof TaskInputError) {
+      if (TaskInputError.is(error)) {
         return {
           ok: false,
           kind: 'input',

@@ -2,6 +2,7 @@
  * The module every worker thread loads (Piscina's `filename`). It imports the
  * task registry and nothing from Nest, so a thread is ready in milliseconds.
  */
+import { flushCompileCache } from 'node:module';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
@@ -27,6 +28,10 @@ const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // this code at the lowest priority, behind every busy event loop. On 2 busy cores that
 // took ~10 s instead of ~0.3 s, with the pool a thread short all along.
 lowerThreadPriority(data?.niceIncrement ?? 0);
+// Node writes its compile cache (piscina-options: threadEnv) when a thread exits, and threads
+// live long: written now, the first thread's code is cached for every later one. Nothing is
+// written when the code came from the cache.
+flushCompileCache();
 // Spawn → code loaded, in ms: Piscina passes the message on as a pool 'message' event.
 if (data?.spawnedAt !== undefined) {
   const started: ThreadStarted = { threadStartMs: preciseNow() - data.spawnedAt };
