@@ -10,6 +10,8 @@ interface SocketState {
   active: number;
   /** When its last response ended, or it was accepted: how long it has sat unused. */
   idleSince: number;
+  /** Asked to move: its next response closes it (`shed`). */
+  shed: boolean;
 }
 
 /** How often `whenClosed` looks for connections that have settled, at most. */
@@ -25,6 +27,7 @@ export class ConnectionTracker {
   private readonly idle = new IdleWaiter();
   private readonly closed = new IdleWaiter();
   private active = 0;
+  private answered = 0;
 
   get inFlight(): number {
     return this.active;
@@ -46,11 +49,43 @@ export class ConnectionTracker {
     this.active += 1;
     // `close` fires once per response, whether it finished or the client left.
     response.once('close', () => {
+      this.answered += 1;
       state.active -= 1;
       state.idleSince = performance.now();
       this.active -= 1;
       if (this.active === 0) this.idle.idle();
     });
+  }
+
+  /**
+   * Marks `fraction` of the open connections, oldest first, so that the next
+   * response on each closes it (`mustClose`): their clients reconnect, and
+   * while this process does not accept, another one takes them. Returns how
+   * many were marked.
+   */
+  shed(fraction: number): number {
+    const wanted = Math.ceil(Math.min(1, Math.max(0, fraction)) * this.sockets.size);
+    let marked = 0;
+    // A Map iterates in insertion order: the oldest connections first.
+    for (const state of this.sockets.values()) {
+      if (marked >= wanted) break;
+      if (state.shed) continue;
+      state.shed = true;
+      marked += 1;
+    }
+    return marked;
+  }
+
+  /** Whether the connection was marked by `shed`: its next response must close it. */
+  mustClose(socket: Socket): boolean {
+    return this.sockets.get(socket)?.shed === true;
+  }
+
+  /** Requests answered (or abandoned by their client) since the last call: this process's load. */
+  takeAnswered(): number {
+    const answered = this.answered;
+    this.answered = 0;
+    return answered;
   }
 
   /** Milliseconds since the connection was accepted. */
@@ -103,7 +138,7 @@ export class ConnectionTracker {
     const known = this.sockets.get(socket);
     if (known !== undefined) return known;
     const now = performance.now();
-    const state: SocketState = { openedAt: now, active: 0, idleSince: now };
+    const state: SocketState = { openedAt: now, active: 0, idleSince: now, shed: false };
     this.sockets.set(socket, state);
     socket.once('close', () => {
       this.sockets.delete(socket);
