@@ -10,8 +10,6 @@ interface SocketState {
   active: number;
   /** When its last response ended, or it was accepted: how long it has sat unused. */
   idleSince: number;
-  /** Asked to move: its next response closes it (`shed`). */
-  shed: boolean;
 }
 
 /** How often `whenClosed` looks for connections that have settled, at most. */
@@ -28,6 +26,8 @@ export class ConnectionTracker {
   private readonly closed = new IdleWaiter();
   private active = 0;
   private answered = 0;
+  /** Responses still to close their connection, as `shed` asked. */
+  private closing = 0;
 
   get inFlight(): number {
     return this.active;
@@ -58,27 +58,24 @@ export class ConnectionTracker {
   }
 
   /**
-   * Marks `fraction` of the open connections, oldest first, so that the next
-   * response on each closes it (`mustClose`): their clients reconnect, and
-   * while this process does not accept, another one takes them. Returns how
-   * many were marked.
+   * Asks `fraction` of the open connections to move: the next that many
+   * responses close their connections (`takeClose`), and their clients
+   * reconnect; while this process does not accept, another one takes them.
+   * Not the oldest connections, the busiest: a client pool (Node's Agent
+   * reuses the connection freed last) may carry all its traffic on a few
+   * connections and leave the rest idle, and closing an idle one moves
+   * nothing. Returns how many will close.
    */
   shed(fraction: number): number {
-    const wanted = Math.ceil(Math.min(1, Math.max(0, fraction)) * this.sockets.size);
-    let marked = 0;
-    // A Map iterates in insertion order: the oldest connections first.
-    for (const state of this.sockets.values()) {
-      if (marked >= wanted) break;
-      if (state.shed) continue;
-      state.shed = true;
-      marked += 1;
-    }
-    return marked;
+    this.closing = Math.ceil(Math.min(1, Math.max(0, fraction)) * this.sockets.size);
+    return this.closing;
   }
 
-  /** Whether the connection was marked by `shed`: its next response must close it. */
-  mustClose(socket: Socket): boolean {
-    return this.sockets.get(socket)?.shed === true;
+  /** Whether this response must close its connection because `shed` asked for it; counts it. */
+  takeClose(): boolean {
+    if (this.closing === 0) return false;
+    this.closing -= 1;
+    return true;
   }
 
   /** Requests answered (or abandoned by their client) since the last call: this process's load. */
@@ -138,7 +135,7 @@ export class ConnectionTracker {
     const known = this.sockets.get(socket);
     if (known !== undefined) return known;
     const now = performance.now();
-    const state: SocketState = { openedAt: now, active: 0, idleSince: now, shed: false };
+    const state: SocketState = { openedAt: now, active: 0, idleSince: now };
     this.sockets.set(socket, state);
     socket.once('close', () => {
       this.sockets.delete(socket);

@@ -67,9 +67,10 @@ export class ShutdownService {
 
   /**
    * Makes room for a process that has just started (the primary asks, ADR
-   * 0018): stops accepting for at most `maxMs`, and marks `fraction` of this
-   * process's connections to close after their next response. Their clients
-   * reconnect, and since this process does not accept, the new one gets them.
+   * 0018): stops accepting for at most `maxMs`, and the next responses, as
+   * many as `fraction` of its connections, close their connections. Their
+   * clients reconnect, and since this process does not accept, the new one
+   * gets them.
    */
   makeRoom(maxMs: number, fraction: number): void {
     if (this.current !== 'serving' || this.hold === undefined) return;
@@ -101,7 +102,7 @@ export class ShutdownService {
    */
   closesConnection(request: IncomingMessage): boolean {
     if (this.current === 'draining' || this.current === 'closed') return true;
-    if (this.connections.mustClose(request.socket)) return true;
+    if (this.connections.takeClose()) return true;
     const { maxConnectionAgeMs } = this.config.http;
     return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
   }
