@@ -63,7 +63,8 @@ export function followPrimary(process_: NodeJS.Process, room: RoomMaker): void {
   if (process_.send === undefined) return;
   setInterval(() => {
     const report: LoadMessage = { type: 'corepool:load', answered: room.takeAnswered() };
-    if (process_.connected) process_.send?.(report);
+    // A primary that went away meanwhile needs no report; the callback keeps a failed send quiet.
+    if (process_.connected) process_.send?.(report, undefined, undefined, () => undefined);
   }, LOAD_REPORT_MS).unref();
   process_.on('message', (message: unknown) => {
     const type = typeOf(message);

@@ -33,6 +33,9 @@ interface Member {
   retiring: boolean;
 }
 
+/** A process that went away meanwhile needs no message; the callback keeps a failed send quiet. */
+const ignore = () => undefined;
+
 type Level = 'info' | 'warn' | 'error';
 /** pino's numbers, so the primary's lines filter and sort with the processes' lines. */
 const PINO_LEVELS: Record<LogLevel, number> = {
@@ -107,7 +110,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
       (member) => member !== newcomer && member.serving && !member.retiring,
     );
     for (const { worker } of others) {
-      if (worker.isConnected()) worker.send(makeRoomMessage(maxMs, fraction));
+      if (worker.isConnected()) worker.send(makeRoomMessage(maxMs, fraction), ignore);
     }
     quietUntil = Date.now() + maxMs + REBALANCE_QUIET_MS;
     return others;
@@ -129,7 +132,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
         fraction: Number(decision.fraction.toFixed(2)),
       },
     );
-    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction));
+    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction), ignore);
     quietUntil = Date.now() + MAKE_ROOM_MAX_MS + REBALANCE_QUIET_MS;
   };
 
