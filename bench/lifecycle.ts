@@ -17,6 +17,7 @@
  * Each request is a `which-process` fixture task (a busy-wait on a pool thread) that
  * says which process ran it. Numbers depend on the machine: say when it was shared.
  */
+import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import {
@@ -43,6 +44,10 @@ const { values: args } = parseArgs({
     'no-kill': { type: 'boolean', default: false },
     /** Extra environment for the service, `NAME=value,NAME=value`. */
     env: { type: 'string', default: '' },
+    /** Another checkout whose build (`dist/main.js`) runs instead of this one's: a baseline. */
+    checkout: { type: 'string' },
+    /** Writes every sample and the service's log lines to this JSON file, for a timeline. */
+    dump: { type: 'string' },
   },
 });
 
@@ -109,8 +114,10 @@ async function main(): Promise<void> {
           .map((pair) => pair.split('=', 2) as [string, string]),
       ),
     },
-    { readyPath: '/health/ready', timeoutMs: 60_000 },
+    { readyPath: '/health/ready', timeoutMs: 60_000, cwd: args.checkout },
   );
+  // Sample times are on performance.now()'s clock; timeOrigin turns them into the log's epoch ms.
+  const dump: Record<string, unknown> = { timeOrigin: performance.timeOrigin };
   try {
     await waitFor('two ready processes', () => readyPids(service).length >= 2);
     const base = { url: service.url, connections: CONNECTIONS, taskMs: TASK_MS };
@@ -125,6 +132,7 @@ async function main(): Promise<void> {
     const measured = (await probe.stop()).filter((s) => s.outcome === 'ok' && s.at >= from);
     const capacity = measured.length / ((performance.now() - from) / 1000);
     const rate = Math.round(capacity * LOAD_SHARE);
+    console.log(`build ${args.checkout ?? 'this checkout'}`);
     console.log(`policy ${policy}: capacity ~${capacity.toFixed(0)} req/s; load ${rate} req/s`);
 
     // 2. Three reloads, one after the other.
@@ -141,7 +149,9 @@ async function main(): Promise<void> {
     }
     const reloadEnd = performance.now();
     await sleep(1_000);
-    const reloadSamples = (await reloadLoad.stop()).filter(
+    const allReloadSamples = await reloadLoad.stop();
+    Object.assign(dump, { reloadStart, reloadEnd, reloadSamples: allReloadSamples });
+    const reloadSamples = allReloadSamples.filter(
       (s) => s.at >= reloadStart && s.at <= reloadEnd + 1_000,
     );
     const reload = summary(reloadSamples);
@@ -173,6 +183,7 @@ async function main(): Promise<void> {
     const readyAfterMs = performance.now() - killedAt;
     await sleep(Number(args['seconds-after-kill']) * 1000);
     const crashSamples = await crashLoad.stop();
+    Object.assign(dump, { killedAt, victim, replacement, crashSamples });
     const afterKill = crashSamples.filter((s) => s.at >= killedAt);
     const perSecond: string[] = [];
     let reachedAt: number | undefined;
@@ -193,6 +204,8 @@ async function main(): Promise<void> {
         : `replacement first served >= ${TARGET_SHARE * 100} % of the answers in second ${reachedAt} after the kill`,
     );
   } finally {
+    if (args.dump !== undefined)
+      writeFileSync(args.dump, JSON.stringify({ ...dump, lines: service.lines }));
     await service.stop();
   }
 }

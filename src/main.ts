@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
-import { notifyPrimaryReady } from './cluster/cluster-messages';
+import { followPrimary, notifyPrimaryReady } from './cluster/cluster-messages';
 import { runPrimary } from './cluster/primary';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/load-config';
 import { createApp, listen } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
+import { ShutdownService } from './lifecycle/shutdown.service';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
 async function runServer(config: AppConfig): Promise<void> {
@@ -13,6 +14,8 @@ async function runServer(config: AppConfig): Promise<void> {
   await listen(app, config);
   // Signals drain the process (docs/operations.md, "Graceful shutdown") instead of Nest's plain close.
   exitOnShutdownSignals(app);
+  // The primary asks a process to make room for a new one, so that it gets its share of connections.
+  followPrimary(process, app.get(ShutdownService));
   // Listening with warm threads: a rolling reload may now retire the process this one replaces.
   notifyPrimaryReady();
 }

@@ -74,6 +74,29 @@ function send(agent: Agent, url: string, body?: unknown): Promise<Answer> {
   });
 }
 
+/** One `which-process` task over `agent` (false: a connection of its own); who answered, and how. */
+function whichProcess(
+  url: string,
+  agent: Agent | false,
+): Promise<{ pid: number; connection?: string }> {
+  return new Promise((done, fail) => {
+    const req = request(
+      new URL('/api/tasks/which-process', url),
+      { agent, method: 'POST', headers: { 'content-type': 'application/json' } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => {
+          const { result } = JSON.parse(text) as { result: { pid: number } };
+          done({ pid: result.pid, connection: response.headers.connection });
+        });
+      },
+    );
+    req.on('error', fail);
+    req.end(JSON.stringify({ ms: 20 }));
+  });
+}
+
 describe('keep-alive clients through reload, shutdown and crashes (real processes)', () => {
   let service: ServiceProcess | undefined;
   let load: KeepAliveLoad | undefined;
@@ -193,6 +216,80 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
     expect(failed.length).toBeLessThanOrEqual(CONNECTIONS);
     for (const { outcome } of failed) expect(KILLED_IN_FLIGHT).toContain(outcome);
     expect(samples.every((s) => s.latencyMs < HANG_MS)).toBe(true);
+  });
+
+  it('after kill -9, the survivor makes room: half its connections move, and meanwhile new ones reach the replacement', async () => {
+    // No age bound: only the survivor's making room can move a connection.
+    const cluster = await startCluster({ HTTP_MAX_CONNECTION_AGE_MS: '0' });
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    const [victim, survivor] = readyPids(cluster) as [number, number];
+    process.kill(victim, 'SIGKILL');
+    await cluster.waitForLine(new RegExp(`process ${victim} died \\(SIGKILL\\)`), 15_000);
+
+    // Opened before the replacement can listen (it starts 100 ms after the death and takes
+    // over a second to load): all on the survivor, as a crash leaves them.
+    const kept = new Agent({ keepAlive: true, maxSockets: 8 });
+    const before = await Promise.all(
+      Array.from({ length: 8 }, () => whichProcess(cluster.url, kept)),
+    );
+    expect(before.map((a) => a.pid)).toEqual(Array(8).fill(survivor));
+
+    await waitUntil('a replacement process', () => readyPids(cluster).length >= 3);
+    const replacement = readyPids(cluster)[2]!;
+    const making = await cluster.waitForLine(
+      /Making room for a new process: .*; \d+ connections move/,
+    );
+    const moved = Number(/(\d+) connections move/.exec(making)![1]);
+
+    // While the survivor holds (its 4 marked connections are idle, so up to 2 s), every new
+    // connection is the replacement's.
+    const fresh = await Promise.all(
+      Array.from({ length: 6 }, () => whichProcess(cluster.url, false)),
+    );
+    expect(fresh.map((a) => a.pid)).toEqual(Array(6).fill(replacement));
+
+    // The survivor's next answers, half as many as its connections, close theirs; the rest
+    // stay. Besides these 8 it may hold one more: the launcher's readiness check.
+    expect([4, 5]).toContain(moved);
+    const after = await Promise.all(
+      Array.from({ length: 8 }, () => whichProcess(cluster.url, kept)),
+    );
+    kept.destroy();
+    expect(after.map((a) => a.pid)).toEqual(Array(8).fill(survivor));
+    expect(after.filter((a) => a.connection === 'close')).toHaveLength(moved);
+  });
+
+  it('rebalances: a process answering far more than its share moves connections to the other', async () => {
+    // No age bound: only the primary's rebalancing can move a connection.
+    const cluster = await startCluster({ HTTP_MAX_CONNECTION_AGE_MS: '0' });
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    const [busy, idle] = readyPids(cluster) as [number, number];
+    // A stopped process accepts nothing: every connection of the load lands on the other.
+    process.kill(idle, 'SIGSTOP');
+    try {
+      load = keepAliveLoad({ url: cluster.url, ...LOAD });
+      await waitUntil('answers', () => load!.samples.length >= 50);
+    } finally {
+      process.kill(idle, 'SIGCONT');
+    }
+    expect(answeringPids(load.samples)).toEqual([busy]);
+    const resumedAt = performance.now();
+
+    await cluster.waitForLine(new RegExp(`rebalance: process ${busy} answers more than its share`));
+    await waitUntil(
+      'the other process to serve a fair share of the last second',
+      () => shareOf(load!.samples, idle, performance.now() - 1_000) >= 0.3,
+      { timeoutMs: 30_000 },
+    );
+    const samples = await load.stop();
+    load = undefined;
+    console.log(
+      `${describeRun('rebalance after one process took every connection', samples)}; ` +
+        `shared after ${((performance.now() - resumedAt) / 1000).toFixed(1)} s`,
+    );
+    expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
   });
 
   it('closes a keep-alive connection once it has carried its maximum requests', async () => {

@@ -5,15 +5,72 @@
  */
 export const READY_MESSAGE = Object.freeze({ type: 'corepool:ready' });
 
+/**
+ * Primary → process: a new process is ready; stop accepting for at most
+ * `maxMs` and move `fraction` of your connections, so that it gets its share
+ * (ADR 0018).
+ */
+export interface MakeRoomMessage {
+  readonly type: 'corepool:make-room';
+  readonly maxMs: number;
+  readonly fraction: number;
+}
+
+/** Process → primary, every `LOAD_REPORT_MS`: requests answered since the last report. */
+export interface LoadMessage {
+  readonly type: 'corepool:load';
+  readonly answered: number;
+}
+
+/** How often a process reports its load to the primary. */
+export const LOAD_REPORT_MS = 1_000;
+
+function typeOf(message: unknown): unknown {
+  return typeof message === 'object' && message !== null
+    ? (message as { type?: unknown }).type
+    : undefined;
+}
+
 export function isReadyMessage(message: unknown): boolean {
-  return (
-    typeof message === 'object' &&
-    message !== null &&
-    (message as { type?: unknown }).type === READY_MESSAGE.type
-  );
+  return typeOf(message) === READY_MESSAGE.type;
+}
+
+/** The answered count of a load report, or undefined for any other message. */
+export function answeredIn(message: unknown): number | undefined {
+  return typeOf(message) === 'corepool:load' ? (message as LoadMessage).answered : undefined;
+}
+
+export function makeRoomMessage(maxMs: number, fraction: number): MakeRoomMessage {
+  return { type: 'corepool:make-room', maxMs, fraction };
 }
 
 /** Tells the primary (if there is one) that this process listens with warm threads. */
 export function notifyPrimaryReady(): void {
   process.send?.(READY_MESSAGE);
+}
+
+/** What a process does when the primary asks it to make room, and what it reports (ShutdownService). */
+export interface RoomMaker {
+  makeRoom(maxMs: number, fraction: number): void;
+  takeAnswered(): number;
+}
+
+/**
+ * Follows the primary's make-room messages and reports this process's load
+ * to it every `LOAD_REPORT_MS`, if this process has a primary.
+ */
+export function followPrimary(process_: NodeJS.Process, room: RoomMaker): void {
+  if (process_.send === undefined) return;
+  setInterval(() => {
+    const report: LoadMessage = { type: 'corepool:load', answered: room.takeAnswered() };
+    // A primary that went away meanwhile needs no report; the callback keeps a failed send quiet.
+    if (process_.connected) process_.send?.(report, undefined, undefined, () => undefined);
+  }, LOAD_REPORT_MS).unref();
+  process_.on('message', (message: unknown) => {
+    const type = typeOf(message);
+    if (type === 'corepool:make-room') {
+      const { maxMs, fraction } = message as MakeRoomMessage;
+      room.makeRoom(maxMs, fraction);
+    }
+  });
 }

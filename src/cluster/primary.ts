@@ -4,22 +4,37 @@ import type { LogLevel } from '../config/environment-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
 import { startClusterQuotas } from '../auth/quota.primary';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
-import { isReadyMessage } from './cluster-messages';
+import { answeredIn, isReadyMessage, LOAD_REPORT_MS, makeRoomMessage } from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
+import { ShareWatch } from './share-watch';
 
 /** A new process that has not said it is ready by then is treated as failed (rolling reload). */
 const START_TIMEOUT_MS = 60_000;
 /** Extra time the primary grants its processes beyond their own budget before killing them. */
 const STOP_MARGIN_MS = 5_000;
+/**
+ * How long the other processes stop accepting while a new one takes its
+ * share (ADR 0018): long enough for a connection asked to move to carry one
+ * more request, short enough that a stuck process does not keep them closed.
+ * A reload's hold lasts the old process's drain, plus this at most.
+ */
+const MAKE_ROOM_MAX_MS = 2_000;
+/** After connections were moved, the shares are left to settle this long before the next move. */
+const REBALANCE_QUIET_MS = 3_000;
 
 interface Member {
   readonly worker: Worker;
   /** Resolves true when the process reports ready, false if it exits first. */
   readonly ready: Promise<boolean>;
   readonly exited: Promise<void>;
+  /** Reported ready: it accepts connections and serves. */
+  serving: boolean;
   /** Being replaced (rolling reload): its exit is expected, not a death. */
   retiring: boolean;
 }
+
+/** A process that went away meanwhile needs no message; the callback keeps a failed send quiet. */
+const ignore = () => undefined;
 
 type Level = 'info' | 'warn' | 'error';
 /** pino's numbers, so the primary's lines filter and sort with the processes' lines. */
@@ -55,6 +70,9 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   let stopping = false;
   let reloading = false;
   let exitCode: ExitCode = ExitCode.OK;
+  const shares = new ShareWatch();
+  /** No rebalancing before this (Date.now()): a move is under way, or just was. */
+  let quietUntil = 0;
 
   const fork = (): Member => {
     const worker = cluster.fork();
@@ -66,15 +84,56 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
         if (!isReadyMessage(message)) return;
         worker.off('message', onMessage);
         log('info', `process ${pid} ready`, { worker: pid });
+        member.serving = true;
         done(true);
       };
       worker.on('message', onMessage);
       void exited.then(() => done(false));
     });
-    const member: Member = { worker, ready, exited, retiring: false };
+    worker.on('message', (message: unknown) => {
+      const answered = answeredIn(message);
+      if (answered !== undefined) shares.record(worker.id, answered);
+    });
+    const member: Member = { worker, ready, exited, serving: false, retiring: false };
     members.set(worker.id, member);
     log('info', `process ${pid} started`, { worker: pid });
     return member;
+  };
+
+  /**
+   * The serving processes other than `newcomer` stop accepting for a while,
+   * and each moves `fraction` of its connections: with the kernel dealing
+   * connections, a busy process would win them back (ADR 0018).
+   */
+  const makeRoomFor = (newcomer: Member, maxMs: number, fraction: number): Member[] => {
+    const others = [...members.values()].filter(
+      (member) => member !== newcomer && member.serving && !member.retiring,
+    );
+    for (const { worker } of others) {
+      if (worker.isConnected()) worker.send(makeRoomMessage(maxMs, fraction), ignore);
+    }
+    quietUntil = Date.now() + maxMs + REBALANCE_QUIET_MS;
+    return others;
+  };
+
+  /** The busiest process makes room when it answers far more than its share (ADR 0018). */
+  const rebalance = () => {
+    if (stopping || reloading || Date.now() < quietUntil) return;
+    const serving = [...members.values()].filter((m) => m.serving && !m.retiring);
+    const decision = shares.decide(serving.map((m) => m.worker.id));
+    const busiest = decision === undefined ? undefined : members.get(decision.id);
+    if (decision === undefined || busiest === undefined || !busiest.worker.isConnected()) return;
+    const pid = busiest.worker.process.pid;
+    log(
+      'info',
+      `rebalance: process ${pid} answers more than its share; moving some of its connections`,
+      {
+        worker: pid,
+        fraction: Number(decision.fraction.toFixed(2)),
+      },
+    );
+    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction), ignore);
+    quietUntil = Date.now() + MAKE_ROOM_MAX_MS + REBALANCE_QUIET_MS;
   };
 
   const finishIfDone = () => {
@@ -105,6 +164,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
     const member = members.get(worker.id);
     if (member === undefined) return;
     members.delete(worker.id);
+    shares.forget(worker.id);
     const pid = worker.process.pid;
     const how = signal ?? `code ${code}`;
     if (stopping) {
@@ -140,7 +200,14 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
     });
     const timer = setTimeout(() => {
       respawnTimers.delete(timer);
-      if (!stopping) fork();
+      if (stopping) return;
+      const replacement = fork();
+      // The survivors took the dead process's connections: each moves its share to the
+      // replacement, which would otherwise wait for the connection age bound (and lose the race).
+      void replacement.ready.then((ready) => {
+        const serving = [...members.values()].filter((m) => m.serving && !m.retiring).length;
+        if (ready && !stopping) makeRoomFor(replacement, MAKE_ROOM_MAX_MS, 1 / serving);
+      });
     }, decision.delayMs);
     respawnTimers.add(timer);
   });
@@ -166,12 +233,19 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
         log('error', `reload stopped: process ${next.worker.process.pid} did not become ready`);
         break;
       }
+      // The old process's connections go to the replacement, not to the other processes
+      // (which are as busy as before and would win them); they accept again once it is gone.
       old.retiring = true;
+      makeRoomFor(next, config.shutdown.delayMs + config.shutdown.timeoutMs + MAKE_ROOM_MAX_MS, 0);
       old.worker.process.kill('SIGTERM');
       await old.exited;
+      // The clients open new connections as they need them, not as the old ones close:
+      // the others keep holding a while after the old process is gone.
+      makeRoomFor(next, MAKE_ROOM_MAX_MS, 0);
       replaced += 1;
     }
     reloading = false;
+    quietUntil = Date.now() + REBALANCE_QUIET_MS;
     log('info', `reload complete: ${replaced} of ${current.length} processes replaced`);
   };
 
@@ -183,6 +257,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   // process that is dying, so none hangs (ADR 0010); Node's round robin would hand it on.
   cluster.schedulingPolicy =
     config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+  setInterval(rebalance, LOAD_REPORT_MS).unref();
   startClusterMetrics({ cacheMs: config.metrics.cacheMs });
   // Every process's clients count against one quota (QUOTA_*), held here.
   startClusterQuotas();

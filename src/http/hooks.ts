@@ -21,7 +21,7 @@ import { compileRouteProfile } from './route-behaviour';
 export interface DrainGate {
   /** Counts the request in; false when it must be refused with SHUTTING_DOWN. */
   admits(request: IncomingMessage, response: ServerResponse): boolean;
-  /** True when this response must ask its client to close the connection (draining, or an old connection). */
+  /** True when this response must ask its client to close the connection (draining, an old connection, or one asked to move). */
   closesConnection(request: IncomingMessage): boolean;
 }
 
@@ -85,9 +85,10 @@ export interface HookParticipants {
  * 9. content-type parsers: JSON, or raw bytes for a binary task's route.
  * 10. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads
- *    the answer, the rest is not kept), while draining,
- *    and once a connection is older than its maximum age, so the client
- *    reconnects — to another process, or to this one's replacement.
+ *    the answer, the rest is not kept), while draining, once a connection
+ *    is older than its maximum age, and when the primary asked this process
+ *    to move it (ADR 0018), so the client reconnects — to another process,
+ *    or to this one's replacement.
  * 11. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which

@@ -134,4 +134,22 @@ describe(ConnectionTracker.name, () => {
     await new Promise((done) => setTimeout(done, 30));
     expect(h.tracker.ageOf(h.accepted[0]!)).toBeGreaterThanOrEqual(20);
   });
+
+  it('asks as many responses as the share of its connections to close them', async () => {
+    const first = new Agent({ keepAlive: true, maxSockets: 1 });
+    const second = new Agent({ keepAlive: true, maxSockets: 1 });
+    const third = new Agent({ keepAlive: true, maxSockets: 1 });
+    for (const client of [first, second, third]) await get(client, `${h.url}/`);
+    expect(h.tracker.shed(0.5)).toBe(2);
+    expect([h.tracker.takeClose(), h.tracker.takeClose(), h.tracker.takeClose()]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    // A new request replaces what is left, so a reload's `shed(0)` asks for none.
+    h.tracker.shed(1);
+    h.tracker.shed(0);
+    expect(h.tracker.takeClose()).toBe(false);
+    for (const client of [first, second, third]) client.destroy();
+  });
 });

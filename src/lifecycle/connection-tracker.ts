@@ -25,6 +25,9 @@ export class ConnectionTracker {
   private readonly idle = new IdleWaiter();
   private readonly closed = new IdleWaiter();
   private active = 0;
+  private answered = 0;
+  /** Responses still to close their connection, as `shed` asked. */
+  private closing = 0;
 
   get inFlight(): number {
     return this.active;
@@ -46,11 +49,40 @@ export class ConnectionTracker {
     this.active += 1;
     // `close` fires once per response, whether it finished or the client left.
     response.once('close', () => {
+      this.answered += 1;
       state.active -= 1;
       state.idleSince = performance.now();
       this.active -= 1;
       if (this.active === 0) this.idle.idle();
     });
+  }
+
+  /**
+   * Asks `fraction` of the open connections to move: the next that many
+   * responses close their connections (`takeClose`), and their clients
+   * reconnect; while this process does not accept, another one takes them.
+   * Not the oldest connections, the busiest: a client pool (Node's Agent
+   * reuses the connection freed last) may carry all its traffic on a few
+   * connections and leave the rest idle, and closing an idle one moves
+   * nothing. Returns how many will close.
+   */
+  shed(fraction: number): number {
+    this.closing = Math.ceil(Math.min(1, Math.max(0, fraction)) * this.sockets.size);
+    return this.closing;
+  }
+
+  /** Whether this response must close its connection because `shed` asked for it; counts it. */
+  takeClose(): boolean {
+    if (this.closing === 0) return false;
+    this.closing -= 1;
+    return true;
+  }
+
+  /** Requests answered (or abandoned by their client) since the last call: this process's load. */
+  takeAnswered(): number {
+    const answered = this.answered;
+    this.answered = 0;
+    return answered;
   }
 
   /** Milliseconds since the connection was accepted. */

@@ -7,6 +7,7 @@ import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
 import { ExitCode } from './exit-codes';
+import { ListenerHold } from './listener-hold';
 
 /**
  * - `serving`: normal operation.
@@ -41,6 +42,7 @@ export class ShutdownService {
   private readonly connections = new ConnectionTracker();
   private current: LifecyclePhase = 'serving';
   private server: Server | undefined;
+  private hold: ListenerHold | undefined;
   private drained: Promise<ExitCode> | undefined;
 
   constructor(
@@ -56,6 +58,27 @@ export class ShutdownService {
   bind(server: Server): void {
     this.server = server;
     server.on('connection', (socket: Socket) => this.connections.opened(socket));
+    this.hold = new ListenerHold(
+      server,
+      () => this.current === 'serving' || this.current === 'stopping',
+      (error) => this.logger.error(`Could not accept connections again: ${error.message}`),
+    );
+  }
+
+  /**
+   * Makes room for a process that has just started (the primary asks, ADR
+   * 0018): stops accepting for at most `maxMs`, and the next responses, as
+   * many as `fraction` of its connections, close their connections. Their
+   * clients reconnect, and since this process does not accept, the new one
+   * gets them.
+   */
+  makeRoom(maxMs: number, fraction: number): void {
+    if (this.current !== 'serving' || this.hold === undefined) return;
+    this.hold.hold(maxMs);
+    const moving = this.connections.shed(fraction);
+    this.logger.log(
+      `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
+    );
   }
 
   /**
@@ -73,13 +96,20 @@ export class ShutdownService {
   /**
    * Whether this response must close its connection: while draining, every
    * one does; otherwise one whose connection is older than
-   * `HTTP_MAX_CONNECTION_AGE_MS`, so that long-lived connections are spread
-   * again over the processes (a respawned one gets its share).
+   * `HTTP_MAX_CONNECTION_AGE_MS`, or one `makeRoom` asked to move, so that
+   * long-lived connections are spread again over the processes (a respawned
+   * one gets its share).
    */
   closesConnection(request: IncomingMessage): boolean {
     if (this.current === 'draining' || this.current === 'closed') return true;
+    if (this.connections.takeClose()) return true;
     const { maxConnectionAgeMs } = this.config.http;
     return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
+  }
+
+  /** Requests answered since the last call, for the primary's view of the shares (ADR 0018). */
+  takeAnswered(): number {
+    return this.connections.takeAnswered();
   }
 
   /** Runs the shutdown once (later calls get the same result); resolves with the exit code. */

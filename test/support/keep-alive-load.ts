@@ -10,6 +10,8 @@ export interface KeepAliveSample {
   readonly outcome: string;
   /** The process that answered, from the `which-process` fixture task. */
   readonly pid: number | undefined;
+  /** A refusal's `reason` (POOL_SATURATED: `deadline`, `queue-delay`, `backstop`, `memory`). */
+  readonly reason?: string;
 }
 
 export interface KeepAliveLoadOptions {
@@ -50,12 +52,12 @@ export function keepAliveLoad(options: KeepAliveLoadOptions): KeepAliveLoad {
     new Promise<KeepAliveSample>((done) => {
       const started = performance.now();
       let settled = false;
-      const finish = (outcome: string, pid?: number) => {
+      const finish = (outcome: string, pid?: number, reason?: string) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         const at = performance.now();
-        done({ at, latencyMs: at - started, outcome, pid });
+        done({ at, latencyMs: at - started, outcome, pid, ...(reason && { reason }) });
       };
       const req = request(
         target,
@@ -104,11 +106,15 @@ export function keepAliveLoad(options: KeepAliveLoadOptions): KeepAliveLoad {
   };
 }
 
-function outcomeOf(status: number, text: string): [string, number?] {
+function outcomeOf(status: number, text: string): [string, number?, string?] {
   try {
-    const parsed = JSON.parse(text) as { result?: { pid?: number }; code?: string };
+    const parsed = JSON.parse(text) as {
+      result?: { pid?: number };
+      code?: string;
+      reason?: string;
+    };
     if (status === 200) return ['ok', parsed.result?.pid];
-    return [parsed.code ?? `HTTP ${status}`];
+    return [parsed.code ?? `HTTP ${status}`, undefined, parsed.reason];
   } catch {
     return [`HTTP ${status}`];
   }
