@@ -68,6 +68,17 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
   };
 }
 
+/** A harness in overload mode (newest first): tasks of 100 ms, a 10 ms target, one left waiting. */
+async function overloaded(): Promise<Harness> {
+  const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
+  void h.submit('running');
+  for (const name of ['b', 'c', 'd']) void h.submit(name);
+  await h.finish('running', 100);
+  await h.finish('b', 100);
+  expect(h.scheduler.state().mode).toBe('lifo');
+  return h;
+}
+
 /** Swallows the rejection now, so an unhandled rejection does not fail the test before it checks. */
 const settled = (promise: Promise<unknown>) =>
   promise.then(
@@ -234,19 +245,14 @@ describe(TaskScheduler.name, () => {
   });
 
   it('rescues a waiting task before its deadline while newer ones keep overtaking it', async () => {
-    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
-    void h.submit('running');
-    for (const name of ['b', 'c', 'd']) void h.submit(name);
-    await h.finish('running', 100);
-    await h.finish('b', 100);
-    expect(h.scheduler.state().mode).toBe('lifo');
+    const h = await overloaded();
     const old = h.submit('old', { deadlineAt: h.clock.now + 1000 });
     for (let i = 1; i <= 3; i++) {
       void h.submit(`new-${i}`);
       await h.finish(h.started.at(-1) as string, 100);
     }
     expect(h.started).not.toContain('old');
-    // Its latest start is 900 ms after it arrived; 110 ms (its run time and the target) before, it is rescued.
+    // Its latest start is 900 ms after it arrived; half way there, it is rescued.
     jest.advanceTimersByTime(800);
     void h.submit('new-4');
     await h.finish(h.started.at(-1) as string, 100);
@@ -256,12 +262,7 @@ describe(TaskScheduler.name, () => {
   });
 
   it('rescues a patient task half way to its latest start, not only one run time before it', async () => {
-    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
-    void h.submit('running');
-    for (const name of ['b', 'c', 'd']) void h.submit(name);
-    await h.finish('running', 100);
-    await h.finish('b', 100);
-    expect(h.scheduler.state().mode).toBe('lifo');
+    const h = await overloaded();
     // Latest start 1,900 ms after it arrives: rescued at 950 ms, long before 1,790 ms.
     const old = h.submit('old', { deadlineAt: h.clock.now + 2000 });
     h.elapse(960);
