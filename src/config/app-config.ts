@@ -67,6 +67,10 @@ export abstract class AppConfig {
     readonly clientKeyHeader: string;
     /** Threads asynchronous jobs may hold at once. */
     readonly jobsMaxThreads: number;
+    /** Most small tasks one thread takes in one message; 1: no batches. */
+    readonly batchMaxTasks: number;
+    /** Estimated thread time of one batch (ms): only tasks this short are batched. */
+    readonly batchMaxMs: number;
   };
   /** Who may call (docs/security.md). */
   abstract readonly auth: {

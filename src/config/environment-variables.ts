@@ -127,6 +127,19 @@ export class EnvironmentVariables {
   @IsInt()
   SCHEDULER_COST_PRIOR_MS = 50;
 
+  /** Most small tasks a free thread takes in one message when several wait (one `postMessage`, one wake-up and one answer for all of them; see docs/adr/0023-small-tasks-go-to-threads-in-batches.md). `1`: one task per message. */
+  @Type(() => Number)
+  @Min(1)
+  @Max(256)
+  @IsInt()
+  SCHEDULER_BATCH_MAX_TASKS = 8;
+
+  /** Estimated thread time of one batch, all its tasks together: only tasks estimated this short are batched, and the first task of a batch waits about this long for its answer at most. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1_000)
+  SCHEDULER_BATCH_MAX_MS = 2;
+
   /** Request header whose value is the caller's fair-share key when authentication does not identify it; absent or not 1-64 letters, digits, `. : _ -`: the one shared key. */
   @Matches(/^[a-z0-9-]{1,64}$/, {
     message: 'CLIENT_KEY_HEADER must be a lower-case header name',

@@ -73,6 +73,8 @@ describe(loadConfig.name, () => {
       costPriorMs: 50,
       clientKeyHeader: 'x-client-id',
       jobsMaxThreads: 1,
+      batchMaxTasks: 8,
+      batchMaxMs: 2,
     });
     expect(config.shutdown).toEqual({ delayMs: 0, timeoutMs: 25_000 });
     expect(config.metrics).toEqual({ cacheMs: 1_000 });

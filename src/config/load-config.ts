@@ -232,6 +232,8 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       clientKeyHeader: vars.CLIENT_KEY_HEADER,
       jobsMaxThreads:
         vars.JOBS_MAX_THREADS === 'auto' ? Math.max(1, threads - 1) : vars.JOBS_MAX_THREADS,
+      batchMaxTasks: vars.SCHEDULER_BATCH_MAX_TASKS,
+      batchMaxMs: vars.SCHEDULER_BATCH_MAX_MS,
     },
     auth: {
       mode: vars.AUTH_MODE,

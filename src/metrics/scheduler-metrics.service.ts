@@ -74,6 +74,32 @@ export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
         }),
     );
     freshMetric(
+      'compute_scheduler_batches_total',
+      () =>
+        new Counter({
+          name: 'compute_scheduler_batches_total',
+          help: 'Messages that carried several small tasks to one thread at once (batches)',
+          aggregator: 'sum',
+          collect() {
+            this.reset();
+            this.inc(state()?.batches.sent ?? 0);
+          },
+        }),
+    );
+    freshMetric(
+      'compute_scheduler_batched_tasks_total',
+      () =>
+        new Counter({
+          name: 'compute_scheduler_batched_tasks_total',
+          help: 'Tasks that reached their thread in a batch with others',
+          aggregator: 'sum',
+          collect() {
+            this.reset();
+            this.inc(state()?.batches.tasks ?? 0);
+          },
+        }),
+    );
+    freshMetric(
       'compute_scheduler_lifo',
       () =>
         new Gauge({

@@ -169,9 +169,15 @@ export class FairQueue<T extends FairEntry> {
    * Each key's turn grants it a quantum of the largest cost at the head of
    * any line, so every key whose turn comes can run one entry (a pick visits
    * each key at most twice) and every key gets the same thread time per round.
-   * `eligible` says whether a key may run now (a key at its thread cap may not).
+   * `eligible` says whether a key may run now (a key at its thread cap may not);
+   * `fits`, whether its next entry may (a key whose next entry does not fit
+   * a batch waits for a turn of its own).
    */
-  next(order: ServeOrder, eligible: (key: string) => boolean): T | undefined {
+  next(
+    order: ServeOrder,
+    eligible: (key: string) => boolean,
+    fits?: (entry: T) => boolean,
+  ): T | undefined {
     let quantum = 0;
     for (const line of this.ring) quantum = Math.max(quantum, line.peek(order)?.entry.cost ?? 0);
     const visits = 2 * this.ring.length + 1;
@@ -179,7 +185,7 @@ export class FairQueue<T extends FairEntry> {
       if (this.cursor >= this.ring.length) this.cursor = 0;
       const line = this.ring[this.cursor] as KeyLine<T>;
       const slot = line.peek(order);
-      if (slot !== undefined && eligible(line.key)) {
+      if (slot !== undefined && eligible(line.key) && (fits?.(slot.entry) ?? true)) {
         if (line.deficit < slot.entry.cost && !line.granted) {
           line.deficit += quantum;
           line.granted = true;

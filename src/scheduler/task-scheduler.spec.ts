@@ -341,4 +341,100 @@ describe(TaskScheduler.name, () => {
     expect(h.started).toEqual(['running']);
     expect(h.scheduler.queued).toBe(0);
   });
+
+  describe('batches', () => {
+    /**
+     * A scheduler with batches of up to 3 tasks estimated 1 ms each: `batches`
+     * lists the tasks each batch carried, `alone` the tasks that went alone.
+     */
+    function batching(maxCostMs = 10) {
+      const batches: string[][] = [];
+      const alone: string[] = [];
+      const enders = new Map<string, () => void>();
+      const scheduler = new TaskScheduler(
+        {
+          slots: 1,
+          maxQueue: 100,
+          targetDelayMs: 1000,
+          intervalMs: 50,
+          costPriorMs: 1,
+          jobsMaxThreads: 1,
+          maxRetryAfterSeconds: 30,
+          now: () => 0,
+          batch: {
+            maxTasks: 3,
+            maxCostMs,
+            open: () => {
+              const members: string[] = [];
+              return Object.assign(members, { close: () => void batches.push([...members]) });
+            },
+          },
+        },
+        (signal, listener) => onCancel(signal as CancelSignal, listener),
+      );
+      const submit = (name: string, ticket: Partial<Ticket> = {}, batchable = true) =>
+        scheduler.run(
+          { task: 'small', size: 1, key: 'a', deadlineAt: 1e9, clientDeadline: true, ...ticket },
+          (batch) =>
+            new Promise<string>((resolve) => {
+              if (batch === undefined) alone.push(name);
+              else (batch as unknown as string[]).push(name);
+              enders.set(name, () => resolve(name));
+            }),
+          new Cancellation(),
+          batchable,
+        );
+      const finish = async (...names: string[]) => {
+        for (const name of names) enders.get(name)?.();
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      return { scheduler, batches, alone, submit, finish };
+    }
+
+    it('sends the small tasks that wait to a free thread together, in one slot', async () => {
+      const b = batching();
+      void b.submit('running');
+      for (const name of ['b', 'c', 'd', 'e']) void b.submit(name);
+      await b.finish('running');
+      expect(b.alone).toEqual(['running']);
+      expect(b.batches).toEqual([['b', 'c', 'd']]);
+      expect(b.scheduler.state().batches).toEqual({ sent: 1, tasks: 3 });
+      // The batch holds the one slot until its last task has settled.
+      await b.finish('b', 'c');
+      expect(b.alone).toEqual(['running']);
+      await b.finish('d');
+      expect(b.alone).toEqual(['running', 'e']);
+    });
+
+    it('batches only tasks whose estimates fit its budget, and never jobs or tasks that must go alone', async () => {
+      const b = batching(2.5);
+      void b.submit('running');
+      void b.submit('b');
+      void b.submit('body', { key: 'x' }, false);
+      void b.submit('job', { key: JOBS_CLIENT_KEY });
+      void b.submit('c', { key: 'y' });
+      void b.submit('d', { key: 'z' });
+      await b.finish('running');
+      // b and c fit 2.5 ms; d would make 3. The others keep their turns.
+      expect(b.batches).toEqual([['b', 'c']]);
+      await b.finish('b', 'c');
+      await b.finish('body');
+      await b.finish('job');
+      expect(b.alone).toEqual(['running', 'body', 'job', 'd']);
+    });
+
+    it('never reorders a key: a task that must go alone ends the batch at its place', async () => {
+      const b = batching();
+      void b.submit('running');
+      void b.submit('b');
+      void b.submit('body', {}, false);
+      void b.submit('c');
+      await b.finish('running');
+      expect(b.alone).toEqual(['running', 'b']);
+      await b.finish('b');
+      await b.finish('body');
+      expect(b.alone).toEqual(['running', 'b', 'body', 'c']);
+      expect(b.batches).toEqual([]);
+    });
+  });
 });

@@ -43,6 +43,31 @@ export interface SchedulerOptions {
   readonly onDelay?: (delayMs: number) => void;
   /** The clock (ms); `performance.now` unless a test drives it. */
   readonly now?: () => number;
+  /** Small tasks a free thread takes together, when several wait; absent: one task per thread. */
+  readonly batch?: BatchOptions;
+}
+
+/**
+ * Batching: when a thread frees up and several small tasks wait, it takes up
+ * to `maxTasks` of them in one message (one `postMessage`, one wake-up, one
+ * answer), in the order the queue serves them. A batch holds one slot, as
+ * one task does: a thread runs its tasks one after another.
+ */
+export interface BatchOptions {
+  /** Most tasks in one batch. */
+  readonly maxTasks: number;
+  /**
+   * Estimated thread time of a whole batch (ms): only tasks this small are
+   * batched, and a batch's first answer waits about this long at most.
+   */
+  readonly maxCostMs: number;
+  /** A new batch: its tasks' `start` add them to it, then `close` sends it. */
+  readonly open: () => BatchSink;
+}
+
+/** Where the tasks of one batch gather before they go to a thread together. */
+export interface BatchSink {
+  close(): void;
 }
 
 /** The controller's state, for health and metrics. */
@@ -61,6 +86,8 @@ export interface SchedulerState {
   /** Keys with tasks waiting, deepest first. */
   readonly keys: readonly KeyDepth[];
   readonly jobs: { readonly running: number; readonly maxThreads: number };
+  /** Batches sent since start, and the tasks they carried (`SchedulerOptions.batch`). */
+  readonly batches: { readonly sent: number; readonly tasks: number };
 }
 
 /** One task waiting: in its key's line, rescued to the front of it, or gone (started, cancelled, shed). */
@@ -69,7 +96,10 @@ interface Waiting {
   readonly cost: number;
   readonly ticket: Ticket;
   readonly enqueuedAt: number;
-  readonly begin: () => void;
+  /** May share a thread's message with other tasks (`SchedulerOptions.batch`). */
+  readonly batchable: boolean;
+  /** Hands the task to its thread, alone or into `batch`; settles the caller's promise. */
+  readonly begin: (batch: BatchSink | undefined, settled: (completed: boolean) => void) => void;
   readonly fail: (error: AppError) => void;
   place: 'line' | 'rescue' | 'gone';
   handle?: QueuedHandle;
@@ -81,6 +111,18 @@ interface Waiting {
 interface Running {
   readonly cost: number;
   readonly startedAt: number;
+}
+
+/** Calls a task's `start`; a `start` that throws is a rejection. */
+function startTask<T>(
+  start: (batch?: BatchSink) => Promise<T>,
+  batch: BatchSink | undefined,
+): Promise<T> {
+  try {
+    return start(batch);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 /** How a task cancelled while it waits rejects: the same name as Piscina's abort. */
@@ -128,6 +170,7 @@ export class TaskScheduler {
     backstop: 0,
   };
   private jobsRunning = 0;
+  private readonly batches = { sent: 0, tasks: 0 };
   private readonly now: () => number;
 
   constructor(
@@ -148,9 +191,15 @@ export class TaskScheduler {
    * Calls `start` when the task's turn comes; resolves or rejects as its
    * promise does. Rejects at once with POOL_SATURATED when the task is not
    * admitted, later when it is shed while waiting, and with an AbortError,
-   * never calling `start`, if `signal` aborts first.
+   * never calling `start`, if `signal` aborts first. A `batchable` task may be
+   * started into a batch (`SchedulerOptions.batch`), which `start` receives.
    */
-  run<T>(ticket: Ticket, start: () => Promise<T>, signal: Abortable): Promise<T> {
+  run<T>(
+    ticket: Ticket,
+    start: (batch?: BatchSink) => Promise<T>,
+    signal: Abortable,
+    batchable = false,
+  ): Promise<T> {
     if (signal.aborted) return Promise.reject(abortError());
     const now = this.now();
     const cost = this.costs.estimate(ticket.task, ticket.size);
@@ -164,10 +213,17 @@ export class TaskScheduler {
         cost,
         ticket,
         enqueuedAt: now,
+        batchable,
         place: 'line',
-        begin: () => {
+        begin: (batch, settled) => {
           stopFollowing();
-          this.begin(ticket, cost, start).then(resolve, reject);
+          const started = startTask(start, batch);
+          // The slot is settled first (then registered first), then the caller hears.
+          started.then(
+            () => settled(true),
+            () => settled(false),
+          );
+          started.then(resolve, reject);
         },
         fail: (error) => {
           stopFollowing();
@@ -195,6 +251,7 @@ export class TaskScheduler {
       refusals: { ...this.refused },
       keys,
       jobs: { running: this.jobsRunning, maxThreads: this.options.jobsMaxThreads },
+      batches: { ...this.batches },
     };
   }
 
@@ -267,11 +324,24 @@ export class TaskScheduler {
     return threadTimeUntil(freeAt, aheadMs);
   }
 
-  /** Starts waiting tasks while threads are free, in fair turns. */
+  /** Starts waiting tasks while threads are free, in fair turns, small ones in batches. */
   private pump(): void {
     while (this.running.size < this.options.slots && this.queued > 0) {
-      const next = this.takeNext();
-      if (next === undefined) break;
+      const first = this.takeNext();
+      if (first === undefined) break;
+      this.begin([first, ...this.batchAfter(first)]);
+    }
+    if (this.queued === 0) this.codel.drained();
+  }
+
+  /**
+   * The next task that may still start in time, taken out of line (one that
+   * can no longer is shed on the way); `fits` narrows it to tasks a batch takes.
+   */
+  private takeNext(fits?: (waiting: Waiting) => boolean): Waiting | undefined {
+    for (;;) {
+      const next = this.queue.next(this.order(), (key) => this.eligible(key), fits);
+      if (next === undefined) return undefined;
       const now = this.now();
       clearTimeout(next.timer);
       next.place = 'gone';
@@ -282,13 +352,31 @@ export class TaskScheduler {
       const delayMs = now - next.enqueuedAt;
       this.codel.dequeued(delayMs, now);
       this.options.onDelay?.(delayMs);
-      next.begin();
+      return next;
     }
-    if (this.queued === 0) this.codel.drained();
   }
 
-  private takeNext(): Waiting | undefined {
-    return this.queue.next(this.order(), (key) => this.eligible(key));
+  /**
+   * The tasks that join `first` on its thread: the next ones the queue would
+   * serve anyway, while they are small and the batch's estimate allows.
+   * Jobs never join one: their thread cap counts threads, not batches.
+   */
+  private batchAfter(first: Waiting): Waiting[] {
+    const { batch } = this.options;
+    if (batch === undefined || !this.batchesWith(first, batch.maxCostMs)) return [];
+    const members: Waiting[] = [];
+    let budgetMs = batch.maxCostMs - first.cost;
+    while (members.length + 1 < batch.maxTasks) {
+      const next = this.takeNext((waiting) => this.batchesWith(waiting, budgetMs));
+      if (next === undefined) break;
+      members.push(next);
+      budgetMs -= next.cost;
+    }
+    return members;
+  }
+
+  private batchesWith(waiting: Waiting, budgetMs: number): boolean {
+    return waiting.batchable && waiting.key !== JOBS_KEY && waiting.cost <= budgetMs;
   }
 
   /** Jobs may not take more than their threads; every other key may take any free one. */
@@ -296,34 +384,39 @@ export class TaskScheduler {
     return key !== JOBS_KEY || this.jobsRunning < this.options.jobsMaxThreads;
   }
 
-  private begin<T>(ticket: Ticket, cost: number, start: () => Promise<T>): Promise<T> {
-    const task: Running = { cost, startedAt: this.now() };
-    this.running.add(task);
-    if (ticket.key === JOBS_KEY) this.jobsRunning += 1;
-    const settled = (completed: boolean) => {
-      const elapsed = this.now() - task.startedAt;
-      if (completed) this.costs.record(ticket.task, elapsed, ticket.size);
-      else this.costs.recordAtLeast(ticket.task, elapsed, ticket.size);
-      this.running.delete(task);
-      if (ticket.key === JOBS_KEY) this.jobsRunning -= 1;
-      this.pump();
-    };
-    let started: Promise<T>;
-    try {
-      started = start();
-    } catch (error) {
-      started = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  /**
+   * Starts a task, or a batch of them, on one thread slot; the slot is free
+   * again once every one of them has settled. A batch's thread runs its tasks
+   * one after another and answers them together: each is recorded at its
+   * share of the batch's time.
+   */
+  private begin(members: readonly Waiting[]): void {
+    const cost = members.reduce((sum, member) => sum + member.cost, 0);
+    const thread: Running = { cost, startedAt: this.now() };
+    this.running.add(thread);
+    const [first] = members as [Waiting];
+    const jobs = first.key === JOBS_KEY;
+    if (jobs) this.jobsRunning += 1;
+    let unsettled = members.length;
+    const batch = members.length > 1 ? this.options.batch?.open() : undefined;
+    if (batch !== undefined) {
+      this.batches.sent += 1;
+      this.batches.tasks += members.length;
     }
-    return started.then(
-      (value) => {
-        settled(true);
-        return value;
-      },
-      (error: unknown) => {
-        settled(false);
-        throw error;
-      },
-    );
+    for (const member of members) {
+      member.begin(batch, (completed) => {
+        const elapsed = (this.now() - thread.startedAt) / members.length;
+        const { task, size } = member.ticket;
+        if (completed) this.costs.record(task, elapsed, size);
+        else this.costs.recordAtLeast(task, elapsed, size);
+        unsettled -= 1;
+        if (unsettled > 0) return;
+        this.running.delete(thread);
+        if (jobs) this.jobsRunning -= 1;
+        this.pump();
+      });
+    }
+    batch?.close();
   }
 
   /**

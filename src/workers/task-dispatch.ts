@@ -10,6 +10,7 @@ import { onCancel, type Cancellation } from './cancellation';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { createTaskRunner } from './task-runner';
 import type { TaskStop } from './task-stop';
+import { ThreadBatch } from './thread-batch';
 import { prepareTransfer } from './transfer';
 
 /**
@@ -42,11 +43,29 @@ export interface TaskDispatch {
 export class PiscinaDispatch implements TaskDispatch {
   private readonly scheduler: TaskScheduler;
 
+  /**
+   * `batchMaxTasks` above 1 lets small tasks share a thread's message
+   * (`thread-batch.ts`); `onThreadLost` hears of a batch's thread that died.
+   */
   constructor(
     private readonly pool: Piscina<TaskRequest, TaskResponse>,
     options: SchedulerOptions,
+    batching?: { maxTasks: number; maxCostMs: number; onThreadLost: (error: unknown) => void },
   ) {
-    this.scheduler = new TaskScheduler(options, (signal, listener) =>
+    const batch =
+      batching === undefined || batching.maxTasks < 2
+        ? undefined
+        : {
+            maxTasks: batching.maxTasks,
+            maxCostMs: batching.maxCostMs,
+            open: () =>
+              new ThreadBatch(
+                pool,
+                (request, stop) => this.post(request, stop),
+                batching.onThreadLost,
+              ),
+          };
+    this.scheduler = new TaskScheduler({ ...options, batch }, (signal, listener) =>
       onCancel(signal as Cancellation, listener),
     );
   }
@@ -61,7 +80,15 @@ export class PiscinaDispatch implements TaskDispatch {
   }
 
   run(request: TaskRequest, stop: TaskStop, ticket: Ticket): Promise<TaskResponse> {
-    return this.scheduler.run(ticket, () => this.post(request, stop), stop.cancellation);
+    // A body travels by transfer and progress by its own port: such tasks go alone.
+    const batchable = request.body === undefined && request.progress === undefined;
+    return this.scheduler.run(
+      ticket,
+      (batch) =>
+        batch instanceof ThreadBatch ? batch.add(request, stop) : this.post(request, stop),
+      stop.cancellation,
+      batchable,
+    );
   }
 
   private post(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {

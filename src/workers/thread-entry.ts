@@ -49,6 +49,17 @@ export default async function runInThread(request: TaskRequest): Promise<unknown
 }
 
 /**
+ * Several small tasks in one message (`thread-batch.ts`, the pool's
+ * `BATCH_TASK_NAME`): run one after another, answered together. Batched
+ * tasks carry no body and no progress port, so nothing is transferred.
+ */
+export async function batch(requests: readonly TaskRequest[]): Promise<TaskResponse[]> {
+  const responses: TaskResponse[] = [];
+  for (const request of requests) responses.push(await runTask(request));
+  return responses;
+}
+
+/**
  * A replacement's first task when a thread is recycled: the same no-op as the
  * warm-up, under its own export name so the pool's balancer gives it only to
  * a thread that has just come up (`thread-recycler.ts`).

@@ -229,6 +229,65 @@ describe(WorkerPoolService.name, () => {
     await fullSize(pool, 1);
   });
 
+  describe('batches of small tasks', () => {
+    /** One thread, busy for a while, and small tasks queued behind it: they go in one batch. */
+    async function queuedBehindBusyThread(env: Record<string, string> = {}) {
+      const pool = await startPool({
+        POOL_THREADS: '1',
+        // Tasks never measured are estimated at the prior (50 ms): let them batch.
+        SCHEDULER_BATCH_MAX_MS: '1000',
+        ...env,
+      });
+      const busy = pool.run('sleep', { ms: 200 });
+      return { pool, busy };
+    }
+
+    it('runs small tasks that wait in one message to their thread, each answered on its own', async () => {
+      const { pool, busy } = await queuedBehindBusyThread();
+      const ids = [1, 2, 3].map(() => pool.run('thread-id', {}));
+      const thrown = codeOf(pool.run('throw', { message: 'only me' }));
+      const more = [4, 5].map(() => pool.run('thread-id', {}));
+      await busy;
+      const threadIds = (await Promise.all([...ids, ...more])).map((result) => result.value);
+      expect(await thrown).toBe('TASK_FAILED');
+      const { threadId } = (await busy).value as { threadId: number };
+      expect(threadIds).toEqual(Array.from({ length: 5 }, () => ({ threadId })));
+      expect(pool.stats().scheduler?.batches).toEqual({ sent: 1, tasks: 6 });
+      expect(pool.stats()).toMatchObject({ threadRestarts: 0, completed: 7 });
+    });
+
+    it('terminates only for the task that ignores its cancellation; the rest of its batch runs again', async () => {
+      const { pool, busy } = await queuedBehindBusyThread({ CANCEL_GRACE_MS: '200' });
+      const client = new Cancellation();
+      const spinning = pool.run('spin', {}, { signal: client });
+      const neighbours = [1, 2, 3].map(() => pool.run('thread-id', {}));
+      const { threadId: first } = (await busy).value as { threadId: number };
+      setTimeout(() => client.abort('client gone'), 100);
+      expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
+      const ran = (await Promise.all(neighbours)).map((result) => result.value);
+      // Run again, alone, on the replacement thread.
+      expect(ran).not.toContainEqual({ threadId: first });
+      expect(pool.stats().scheduler?.batches).toEqual({ sent: 1, tasks: 4 });
+      expect(pool.stats()).toMatchObject({
+        tasksStopped: { cooperative: 0, terminated: 1 },
+        threadsReplaced: { terminated: 1, crash: 0 },
+      });
+    });
+
+    it('runs the rest of a batch again when its thread crashes: only the crashing task fails', async () => {
+      const { pool, busy } = await queuedBehindBusyThread();
+      const neighbours = [1, 2].map(() => pool.run('thread-id', {}));
+      const crashing = codeOf(pool.run('crash', {}));
+      const after = pool.run('thread-id', {});
+      await busy;
+      expect(await crashing).toBe('WORKER_CRASHED');
+      await expect(Promise.all([...neighbours, after])).resolves.toHaveLength(3);
+      // The batch's thread, then the crashing task's own when it ran alone.
+      await fullSize(pool, 2);
+      expect(pool.stats().threadsReplaced.crash).toBe(2);
+    });
+  });
+
   it('lowers a thread to WORKER_NICE_INCREMENT only after it has loaded its code, replacements too', async () => {
     const pool = await startPool({ POOL_THREADS: '1', WORKER_NICE_INCREMENT: '7' });
     const base = getPriority();

@@ -218,9 +218,18 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       if (isThreadStarted(message)) this.events.emit('thread-started', message.threadStartMs);
     });
     this.pool = pool;
+    const { batchMaxTasks, batchMaxMs } = this.config.scheduler;
     this.dispatch = new PiscinaDispatch(
       pool,
       schedulerOptions(this.config, (delayMs) => this.events.emit('queue-delay', delayMs)),
+      {
+        maxTasks: batchMaxTasks,
+        maxCostMs: batchMaxMs,
+        onThreadLost: (error) => {
+          const { code } = classifyRejection(error, undefined, this.config.pool).error;
+          this.threadDied(code, false);
+        },
+      },
     );
     // One no-op per thread: each is idle, so each gets one, and answers only
     // after it has loaded the task modules.
