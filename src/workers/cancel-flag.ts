@@ -7,8 +7,8 @@ import { TaskCancelledError, type TaskContext } from '../tasks/task-context';
  * no message has to reach a thread that is busy running synchronous code.
  *
  * Slot `CANCELLED` is 1 once the task is cancelled; slot `THREAD` holds the
- * id of the thread that started the task (0 until one has), so the main
- * thread knows which thread to watch or stop for this task.
+ * id of the thread running the task (0 before it starts and once it has
+ * ended), so the main thread knows which thread to watch or stop for it.
  */
 export type CancelFlag = Int32Array;
 
@@ -115,6 +115,9 @@ export class FlagTaskContext implements TaskContext {
   /** The task has ended: a waiting signal is released (without aborting). */
   finish(): void {
     this.finished = true;
+    // No longer running there: a batch's thread goes on with its next task, and the
+    // memory watch must not take this one, done but not yet answered, for it.
+    Atomics.store(this.flag, THREAD, 0);
     if (this.controller !== undefined) Atomics.notify(this.flag, CANCELLED);
   }
 

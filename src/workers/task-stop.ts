@@ -44,7 +44,7 @@ export class TaskStop {
     return this.posted && this.termination.aborted;
   }
 
-  /** The thread that runs the task; 0 while it has not started. */
+  /** The thread that runs the task; 0 while it has not started, and once it has ended. */
   get threadId(): number {
     return runningOn(this.flag);
   }
