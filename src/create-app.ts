@@ -19,6 +19,7 @@ import { rawBodyTask } from './http/raw-body-routes';
 import { requestId, routeProfileOf } from './http/request-context';
 import { ShutdownService } from './lifecycle/shutdown.service';
 import { AccessLog } from './logging/access-log';
+import { lazyRequestLogger } from './logging/lazy-request-logger';
 import { createRootLogger } from './logging/root-logger';
 import { HttpMetricsService } from './metrics/http-metrics.service';
 import { TaskRegistry } from './tasks/task-registry';
@@ -41,8 +42,10 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
     genReqId: requestId,
-    // One pino logger for the process; Fastify gives each request a child with its `reqId`.
+    // One pino logger for the process; Fastify gives each request a child with its `reqId`,
+    // made only when the request writes a line.
     loggerInstance: logger,
+    childLoggerFactory: lazyRequestLogger,
     logController: new AccessLog((request) => !routeProfileOf(request).accessLog),
     // Connection-level limits (slowloris, silent sockets, idle keep-alive); see docs/reliability.md.
     requestTimeout: config.http.requestTimeoutMs,

@@ -12,6 +12,10 @@ interface SocketState {
   idleSince: number;
 }
 
+/** Where a response in flight keeps the state of its connection. */
+const CONNECTION = Symbol('connection');
+type TrackedResponse = ServerResponse & { [CONNECTION]: SocketState };
+
 /** How often `whenClosed` looks for connections that have settled, at most. */
 const MAX_SETTLE_POLL_MS = 100;
 
@@ -37,6 +41,19 @@ export class ConnectionTracker {
     return this.sockets.size;
   }
 
+  private readonly responseClosed = (() => {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the listener's own `this` is the response
+    const tracker = this;
+    return function (this: TrackedResponse): void {
+      const state = this[CONNECTION];
+      tracker.answered += 1;
+      state.active -= 1;
+      state.idleSince = performance.now();
+      tracker.active -= 1;
+      if (tracker.active === 0) tracker.idle.idle();
+    };
+  })();
+
   /** A connection was accepted: tracked from now, so one that never sends a request is closed too. */
   opened(socket: Socket): void {
     this.stateOf(socket);
@@ -47,14 +64,11 @@ export class ConnectionTracker {
     const state = this.stateOf(request.socket);
     state.active += 1;
     this.active += 1;
-    // `close` fires once per response, whether it finished or the client left.
-    response.once('close', () => {
-      this.answered += 1;
-      state.active -= 1;
-      state.idleSince = performance.now();
-      this.active -= 1;
-      if (this.active === 0) this.idle.idle();
-    });
+    // `close` fires once per response, whether it finished or the client left. One listener
+    // shared by every response, which carries its connection's state: no closure and no
+    // `once` wrapper per request (ADR 0023).
+    (response as TrackedResponse)[CONNECTION] = state;
+    response.on('close', this.responseClosed);
   }
 
   /**

@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { lazyRequestLogger } from './lazy-request-logger';
+
+/** A pino root logger at `level` whose lines are collected, parsed. */
+function rootLogger(level: string) {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  const root = pino({ level }, sink);
+  const child = jest.spyOn(root, 'child');
+  return { root, lines, child };
+}
+
+describe(lazyRequestLogger.name, () => {
+  it('writes lines with the request id at enabled levels, through one child made on first use', () => {
+    const { root, lines, child } = rootLogger('info');
+    const log = lazyRequestLogger(root, { reqId: 'r-1' }, { level: 'info' });
+    expect(child).not.toHaveBeenCalled();
+    log.info({ status: 200 }, 'request completed');
+    log.warn('second');
+    expect(lines).toMatchObject([
+      { level: 30, reqId: 'r-1', status: 200, msg: 'request completed' },
+      { level: 40, reqId: 'r-1', msg: 'second' },
+    ]);
+    expect(child).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops lines of disabled levels without making a child', () => {
+    const { root, lines, child } = rootLogger('info');
+    const log = lazyRequestLogger(root, { reqId: 'r-2' }, { level: 'info' });
+    log.debug({ req: {} }, 'incoming request');
+    log.trace('nothing');
+    expect(lines).toEqual([]);
+    expect(child).not.toHaveBeenCalled();
+    expect(log.level).toBe('info');
+  });
+
+  it("honours a route's own level, which may differ from the process's", () => {
+    const { root, lines } = rootLogger('info');
+    const log = lazyRequestLogger(root, { reqId: 'r-3' }, { level: 'debug' });
+    log.debug('shown');
+    const quiet = lazyRequestLogger(root, { reqId: 'r-4' }, { level: 'error' });
+    quiet.warn('hidden');
+    expect(lines).toMatchObject([{ level: 20, reqId: 'r-3', msg: 'shown' }]);
+  });
+
+  it('gives children that carry the request id', () => {
+    const { root, lines } = rootLogger('info');
+    const log = lazyRequestLogger(root, { reqId: 'r-5' }, { level: 'info' });
+    log.child({ task: 'compute' }).info('from a child');
+    expect(lines).toMatchObject([{ reqId: 'r-5', task: 'compute', msg: 'from a child' }]);
+  });
+});
