@@ -218,7 +218,7 @@ export class TaskScheduler {
         begin: (batch, settled) => {
           stopFollowing();
           const started = startTask(start, batch);
-          // The slot is settled first (then registered first), then the caller hears.
+          // Registered first, so the slot is settled (and the next task started) before the caller hears.
           started.then(
             () => settled(true),
             () => settled(false),

@@ -44,7 +44,7 @@ export class PiscinaDispatch implements TaskDispatch {
   private readonly scheduler: TaskScheduler;
 
   /**
-   * `batchMaxTasks` above 1 lets small tasks share a thread's message
+   * `batching.maxTasks` above 1 lets small tasks share a thread's message
    * (`thread-batch.ts`); `onThreadLost` hears of a batch's thread that died.
    */
   constructor(
