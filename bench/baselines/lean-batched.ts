@@ -2,9 +2,10 @@
  * The lean baseline (lean-server.ts) with tiny tasks sent to the threads in
  * batches: requests wait in one line, and each thread that frees up takes up
  * to BATCH_MAX_TASKS of them in one Piscina task (one postMessage, one
- * wake-up, one answer). It measures what batching could buy, on the bare
- * stack, before anyone builds it into the service
- * (docs/adr/0016-a-hot-path-designed-for-cost.md). JSON tasks only.
+ * wake-up, one answer). It measured what batching could buy on the bare
+ * stack (docs/adr/0016-a-hot-path-designed-for-cost.md) before the service
+ * batched (docs/adr/0023-small-tasks-go-to-threads-in-batches.md), and stays
+ * beside it as the bound of what batching gives. JSON tasks only.
  *
  *   POOL_THREADS=2 BATCH_MAX_TASKS=8 PORT=3000 node --require tsx/cjs bench/baselines/lean-batched.ts
  */
