@@ -52,8 +52,17 @@ describe(piscinaOptions.name, () => {
       taskModules: ['/x/tasks.js'],
       niceIncrement: 5,
       spawnedAt: expect.any(Number) as number,
+      flushCompileCache: true,
     });
     expect(copy.spawnedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it("asks only the pool's first thread to write Node's compile cache", () => {
+    const { workerData } = piscinaOptions(testConfig().pool, balancer);
+    const flushes = [1, 2, 3].map(
+      () => (structuredClone(workerData) as { flushCompileCache: boolean }).flushCompileCache,
+    );
+    expect(flushes).toEqual([true, false, false]);
   });
 
   it("gives the threads Node's compile cache unless the process chose its own or none", () => {

@@ -25,12 +25,19 @@ export function piscinaOptions(
   // The threads lower their own priority once their code is loaded (thread-entry).
   // Piscina hands the same workerData to every thread it spawns, and Node copies it (structured
   // clone, which reads getters) as it constructs the thread: so `spawnedAt` is each thread's own
-  // spawn time, the start of its thread start duration.
+  // spawn time, the start of its thread start duration; and only the first thread is asked to
+  // write Node's compile cache.
+  let first = true;
   const workerData: ThreadData = {
     taskModules,
     niceIncrement,
     get spawnedAt() {
       return preciseNow();
+    },
+    get flushCompileCache() {
+      const flush = first;
+      first = false;
+      return flush;
     },
   };
   return {

@@ -2,7 +2,7 @@
  * The module every worker thread loads (Piscina's `filename`). It imports the
  * task registry and nothing from Nest, so a thread is ready in milliseconds.
  */
-import { flushCompileCache } from 'node:module';
+import type * as NodeModule from 'node:module';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
@@ -19,6 +19,8 @@ export interface ThreadData {
   readonly niceIncrement: number;
   /** When this thread was spawned (epoch ms, `preciseNow()`); see piscina-options. */
   readonly spawnedAt?: number;
+  /** True for the pool's first thread only: it writes Node's compile cache for the others. */
+  readonly flushCompileCache?: boolean;
 }
 
 const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
@@ -29,9 +31,12 @@ const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // took ~10 s instead of ~0.3 s, with the pool a thread short all along.
 lowerThreadPriority(data?.niceIncrement ?? 0);
 // Node writes its compile cache (piscina-options: threadEnv) when a thread exits, and threads
-// live long: written now, the first thread's code is cached for every later one. Nothing is
-// written when the code came from the cache.
-flushCompileCache();
+// live long: written now by the pool's first thread, its code is cached for every later one.
+// Only the first: `node:module` was ~2 ms of every thread's start (ADR 0021).
+if (data?.flushCompileCache === true) {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('node:module') as typeof NodeModule).flushCompileCache();
+}
 // Spawn → code loaded, in ms: Piscina passes the message on as a pool 'message' event.
 if (data?.spawnedAt !== undefined) {
   const started: ThreadStarted = { threadStartMs: preciseNow() - data.spawnedAt };
