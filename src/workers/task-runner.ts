@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import type * as V8 from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import { TaskCancelledError } from '../tasks/task-context';
 import { TaskInputError } from '../tasks/task-input-error';
@@ -14,6 +14,17 @@ export const preciseNow = (): number => performance.timeOrigin + performance.now
 /** A no-op request that makes a fresh thread load its task code before real work arrives. */
 export const WARM_UP_TASK = '';
 
+let v8: typeof V8 | undefined;
+/**
+ * The heap in use, for recycling on memory: one cheap V8 call, no GC. `node:v8` is loaded by the
+ * first task that reads it, not by the warm-up: it was ~1 ms of every thread's start (ADR 0021).
+ */
+function heapUsedBytes(): number {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  v8 ??= require('node:v8') as typeof V8;
+  return v8.getHeapStatistics().used_heap_size;
+}
+
 /**
  * Runs one task request against a registry and never throws: whatever the
  * task does, the caller gets a TaskResponse. Used by the thread entry and,
@@ -22,14 +33,15 @@ export const WARM_UP_TASK = '';
 export function createTaskRunner(registry: TaskRegistry) {
   return async function runTask(request: TaskRequest): Promise<TaskResponse> {
     const startedAt = preciseNow();
-    // The heap after the task, for recycling on memory: one cheap V8 call, no GC.
-    const timing = () => ({
+    // The heap after the task, for recycling on memory; a fresh thread's heap after the
+    // warm-up is no reason to recycle it (and the pool does not look).
+    const timing = (readHeap = true) => ({
       startedAt,
       runMs: preciseNow() - startedAt,
       threadId,
-      heapUsedBytes: getHeapStatistics().used_heap_size,
+      heapUsedBytes: readHeap ? heapUsedBytes() : 0,
     });
-    if (request.task === WARM_UP_TASK) return { ok: true, value: null, ...timing() };
+    if (request.task === WARM_UP_TASK) return { ok: true, value: null, ...timing(false) };
     const task = registry.get(request.task);
     if (task === undefined) {
       return { ok: false, kind: 'task', message: `Unknown task '${request.task}'`, ...timing() };
