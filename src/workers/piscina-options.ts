@@ -22,7 +22,7 @@ export function piscinaOptions(
 ): PiscinaOptions {
   const { threads, maxQueue, maxOldGenerationMb, niceIncrement, taskModules } = pool;
   const extension = extname(sourceFile);
-  // The threads lower their own priority once their code is loaded (thread-entry).
+  // The threads lower their own priority with their first task (thread-entry).
   // Piscina hands the same workerData to every thread it spawns, and Node copies it (structured
   // clone, which reads getters) as it constructs the thread: so `spawnedAt` is each thread's own
   // spawn time, the start of its thread start duration; and only the first thread is asked to

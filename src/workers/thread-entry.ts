@@ -7,7 +7,7 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { TaskRegistry } from '../tasks/task-registry';
-import { createTaskRunner, preciseNow } from './task-runner';
+import { createTaskRunner, preciseNow, WARM_UP_TASK } from './task-runner';
 import { lowerThreadPriority } from './thread-priority';
 import type { ThreadStarted } from './thread-started';
 import { releaseBody } from './release-body';
@@ -15,7 +15,7 @@ import { ownsWholeBuffer } from './transfer';
 
 export interface ThreadData {
   readonly taskModules: readonly string[];
-  /** `WORKER_NICE_INCREMENT`, applied once the task code is loaded. */
+  /** `WORKER_NICE_INCREMENT`, applied with the thread's first task. */
   readonly niceIncrement: number;
   /** When this thread was spawned (epoch ms, `preciseNow()`); see piscina-options. */
   readonly spawnedAt?: number;
@@ -25,11 +25,6 @@ export interface ThreadData {
 
 const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
 const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
-// Only now, not when the thread starts (as Piscina's own niceIncrement does): a thread
-// that replaces one (crashed, or stopped with its cancelled task) under load would load
-// this code at the lowest priority, behind every busy event loop. On 2 busy cores that
-// took ~10 s instead of ~0.3 s, with the pool a thread short all along.
-lowerThreadPriority(data?.niceIncrement ?? 0);
 // Node writes its compile cache (piscina-options: threadEnv) when a thread exits, and threads
 // live long: written now by the pool's first thread, its code is cached for every later one.
 // Only the first: `node:module` was ~2 ms of every thread's start (ADR 0021).
@@ -43,7 +38,19 @@ if (data?.spawnedAt !== undefined) {
   parentPort?.postMessage(started);
 }
 
+/** `WORKER_NICE_INCREMENT` until the first task applies it. */
+let pendingNice = data?.niceIncrement ?? 0;
+
 export default async function runInThread(request: TaskRequest): Promise<unknown> {
+  // Lowered with the first task, not when the thread starts (as Piscina's own niceIncrement
+  // does) nor once its code is loaded: a thread that replaces one (crashed, or stopped with its
+  // cancelled task) under load would finish its start at the lowest priority, behind every busy
+  // event loop. Loading the code that way took ~10 s instead of ~0.3 s on 2 busy cores; what
+  // followed it (Piscina's ready message, the pool's warm-up) waited too (ADR 0021).
+  if (pendingNice > 0 && request.task !== WARM_UP_TASK) {
+    lowerThreadPriority(pendingNice);
+    pendingNice = 0;
+  }
   const response = await runTask(request);
   releaseBody(request.body, response.ok ? response.value : undefined);
   // Bytes a task produces go back by transfer, as large bodies come in.
