@@ -262,7 +262,7 @@ export class EnvironmentVariables {
   @IsInt()
   CANCEL_GRACE_MS = 300;
 
-  /** Added to the threads' nice value once their code is loaded, so the event loop wins the CPU. Linux only; elsewhere ignored with a warning. */
+  /** Added to the threads' nice value with their first task, once they have started, so the event loop wins the CPU. Linux only; elsewhere ignored with a warning. */
   @Type(() => Number)
   @Min(0)
   @Max(19)
