@@ -11,13 +11,15 @@
  *
  *   1. a plain Node Worker on a file that only answers (Node's own floor),
  *   2. a Piscina thread on a module that loads nothing (+ Piscina's wrapper),
- *   3. the thread entry as separate files, no compile cache (before ADR 0019),
- *   4. the thread entry bundled into one file, no compile cache,
- *   5. the separate files with Node's compile cache,
- *   6. what the pool runs: piscinaOptions() of the build (bundle + cache).
+ *   3. the same with Node's compile cache (Piscina's own files are cached too),
+ *   4. the thread entry as separate files, no compile cache (before ADR 0019),
+ *   5. the thread entry bundled into one file, no compile cache,
+ *   6. the separate files with Node's compile cache,
+ *   7. what the pool runs: piscinaOptions() of the build (bundle + cache).
  *
- * The start the thread reports itself (spawn → code loaded, what
- * `compute_pool_thread_start_seconds` records) is printed for line 6.
+ * Line 3 is the pool's floor with Piscina: the pool's own code costs line 7
+ * minus line 3. The start the thread reports itself (spawn → code loaded,
+ * what `compute_pool_thread_start_seconds` records) is printed for line 7.
  *
  *   npm run build && npx tsx bench/thread-start.ts      # RUNS=20 by default
  */
@@ -123,6 +125,10 @@ async function main(): Promise<void> {
   const layers: [string, () => Promise<Start>][] = [
     ['Node Worker, empty file (the floor)', plainWorker()],
     ['+ Piscina, empty module', piscinaThread(() => ({ filename: empty, env: envWith() }))],
+    [
+      '+ Piscina, empty module, compile cache',
+      piscinaThread(() => ({ filename: empty, env: envWith(join(SCRATCH, 'cache-empty')) })),
+    ],
     ['thread entry, separate files', piscinaThread(() => ({ filename: entry, env: envWith() }))],
     ['thread entry, one bundle', piscinaThread(() => ({ filename: bundle, env: envWith() }))],
     [
