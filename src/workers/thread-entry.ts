@@ -41,16 +41,22 @@ if (data?.spawnedAt !== undefined) {
 /** `WORKER_NICE_INCREMENT` until the first task applies it. */
 let pendingNice = data?.niceIncrement ?? 0;
 
-export default async function runInThread(request: TaskRequest): Promise<unknown> {
-  // Lowered with the first task, not when the thread starts (as Piscina's own niceIncrement
-  // does) nor once its code is loaded: a thread that replaces one (crashed, or stopped with its
-  // cancelled task) under load would finish its start at the lowest priority, behind every busy
-  // event loop. Loading the code that way took ~10 s instead of ~0.3 s on 2 busy cores; what
-  // followed it (Piscina's ready message, the pool's warm-up) waited too (ADR 0021).
+/**
+ * Lowers the thread's priority before its first task, not when the thread starts (as Piscina's
+ * own niceIncrement does) nor once its code is loaded: a thread that replaces one (crashed, or
+ * stopped with its cancelled task) under load would finish its start at the lowest priority,
+ * behind every busy event loop. Loading the code that way took ~10 s instead of ~0.3 s on 2 busy
+ * cores; what followed it (Piscina's ready message, the pool's warm-up) waited too (ADR 0021).
+ */
+function beforeTask(request: TaskRequest): void {
   if (pendingNice > 0 && request.task !== WARM_UP_TASK) {
     lowerThreadPriority(pendingNice);
     pendingNice = 0;
   }
+}
+
+export default async function runInThread(request: TaskRequest): Promise<unknown> {
+  beforeTask(request);
   const response = await runTask(request);
   releaseBody(request.body, response.ok ? response.value : undefined);
   // Bytes a task produces go back by transfer, as large bodies come in.
@@ -67,7 +73,10 @@ export default async function runInThread(request: TaskRequest): Promise<unknown
  */
 export async function batch(requests: readonly TaskRequest[]): Promise<TaskResponse[]> {
   const responses: TaskResponse[] = [];
-  for (const request of requests) responses.push(await runTask(request));
+  for (const request of requests) {
+    beforeTask(request);
+    responses.push(await runTask(request));
+  }
   return responses;
 }
 

@@ -302,6 +302,23 @@ describe(WorkerPoolService.name, () => {
     expect(getPriority()).toBe(base);
   });
 
+  it('lowers a fresh thread whose first tasks come in a batch as well', async () => {
+    const pool = await startPool({
+      POOL_THREADS: '1',
+      WORKER_NICE_INCREMENT: '7',
+      SCHEDULER_BATCH_MAX_MS: '1000',
+    });
+    const base = getPriority();
+    const lowered = threadPrioritySupported ? Math.min(19, base + 7) : base;
+    expect(await codeOf(pool.run('crash', {}))).toBe('WORKER_CRASHED');
+    // They wait for the replacement, which takes them in one message.
+    const values = await Promise.all([1, 2, 3].map(() => pool.run('priority', {})));
+    expect(pool.stats().scheduler?.batches.sent).toBeGreaterThan(0);
+    expect(values.map((result) => result.value)).toEqual(
+      values.map(() => ({ atLoad: base, now: lowered })),
+    );
+  });
+
   it('answers TASK_FAILED with the message when a task throws, keeping the thread', async () => {
     const pool = await startPool({ POOL_THREADS: '1' });
     const before = await threadIdOf(pool);
