@@ -40,9 +40,7 @@ export class ThreadBatch implements BatchSink {
   ) {}
 
   add(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
-    return new Promise((resolve, reject) =>
-      this.members.push({ request, stop, resolve, reject }),
-    );
+    return new Promise((resolve, reject) => this.members.push({ request, stop, resolve, reject }));
   }
 
   /** Sends the batch; called once, after every task was added. */
