@@ -46,7 +46,7 @@ describe(SqliteJobWriter.name, () => {
     expect(reader.totals().jobs).toBe(2);
     const ids = (await claim).map((job) => job.id);
     for (const id of ids) expect(reader.get(id, anyone)).toMatchObject({ status: 'running' });
-    group.close();
+    await group.close();
     reader.close();
   });
 
@@ -66,7 +66,7 @@ describe(SqliteJobWriter.name, () => {
     // A blocking busy wait would have held the loop for the whole 300 ms.
     expect(delay.max / 1e6).toBeLessThan(150);
     other.close();
-    group.close();
+    await group.close();
   });
 
   it('refuses the waiting calls with QUEUE_UNAVAILABLE when the lock stays taken past the busy timeout', async () => {
@@ -83,7 +83,7 @@ describe(SqliteJobWriter.name, () => {
       group.write((store) => store.insert(payload, 'owner', undefined)),
     ).resolves.toMatchObject({ created: true });
     other.close();
-    group.close();
+    await group.close();
     await expect(group.write((store) => store.totals())).rejects.toMatchObject({
       code: 'QUEUE_UNAVAILABLE',
     });

@@ -1,6 +1,13 @@
 import { Errors } from '../../common/app-error';
 import { BUSY_TIMEOUT_MS } from './sqlite-schema';
 import type { SqliteJobStore } from './sqlite-job-store';
+import {
+  SqliteWrites,
+  type WriteArgs,
+  type WriteMethod,
+  type WriteOptions,
+  type WriteResult,
+} from './sqlite-writes';
 
 /** Calls per transaction at most, so that one commit holds the event loop briefly. */
 const MAX_BATCH = 256;
@@ -28,18 +35,36 @@ interface Call {
  * (the event loop serves requests in between) and grows; after
  * `BUSY_TIMEOUT_MS` its callers get the lock error (QUEUE_UNAVAILABLE).
  *
- * Calls marked `last` run after the others of their group: a claim then sees
- * the submissions and the finished jobs committed with it.
+ * Calls marked `last` (claims) run in a transaction of their own, after the
+ * group of plain calls waiting with them has committed and been answered: a
+ * claim then sees the submissions and the finished jobs before it, and a
+ * submission's answer never waits for the claim its arrival asked for
+ * (ADR 0022). The two kinds alternate while both wait, so neither starves.
  */
-export class SqliteJobWriter {
+export class SqliteJobWriter extends SqliteWrites {
   private calls: Call[] = [];
   private lastCalls: Call[] = [];
   private scheduled = false;
   /** When the lock was first found taken, for this group; 0 when it was not. */
   private busySince = 0;
   private closed = false;
+  /** The last group was plain calls: claims waiting go next. */
+  private lastGoesNext = false;
 
-  constructor(private readonly store: SqliteJobStore) {}
+  constructor(private readonly store: SqliteJobStore) {
+    super();
+  }
+
+  call<M extends WriteMethod>(
+    method: M,
+    args: WriteArgs<M>,
+    options?: WriteOptions,
+  ): Promise<WriteResult<M>> {
+    return this.write(
+      (store) => (store[method] as (...a: unknown[]) => WriteResult<M>).apply(store, args),
+      options,
+    );
+  }
 
   /** Runs `work` in the next group's transaction; resolves after its commit. */
   write<T>(work: (store: SqliteJobStore) => T, options: { last?: boolean } = {}): Promise<T> {
@@ -51,7 +76,12 @@ export class SqliteJobWriter {
   }
 
   /** Writes what is waiting (if the lock is free), refuses the rest, and closes the connection. */
-  close(): void {
+  close(): Promise<void> {
+    this.closeNow();
+    return Promise.resolve();
+  }
+
+  private closeNow(): void {
     if (this.closed) return;
     this.flush();
     this.closed = true;
@@ -116,10 +146,16 @@ export class SqliteJobWriter {
     if (this.calls.length + this.lastCalls.length > 0) this.schedule(false);
   }
 
-  /** The next group: the plain calls first, then the `last` ones, MAX_BATCH at most. */
+  /**
+   * The next group, MAX_BATCH calls at most: the plain calls, or the `last`
+   * ones when the group before was plain (or no plain call waits). Groups
+   * follow each other on separate turns (`schedule`), so the callers of one
+   * are answered before the next runs.
+   */
   private take(): Call[] {
-    const group = this.calls.splice(0, MAX_BATCH);
-    return group.concat(this.lastCalls.splice(0, MAX_BATCH - group.length));
+    const last = this.lastCalls.length > 0 && (this.lastGoesNext || this.calls.length === 0);
+    this.lastGoesNext = !last;
+    return (last ? this.lastCalls : this.calls).splice(0, MAX_BATCH);
   }
 
   private fail(error: unknown): void {
