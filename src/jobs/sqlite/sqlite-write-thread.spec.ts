@@ -42,9 +42,12 @@ describe(SqliteWriteThread.name, () => {
     expect((third as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
     const claimed = await claim;
     expect(claimed).toHaveLength(2);
-    expect(claimed.map((job) => job.payload.body && [...job.payload.body])).toContainEqual([1, 2, 3]);
+    expect(claimed.map((job) => job.payload.body && [...job.payload.body])).toContainEqual([
+      1, 2, 3,
+    ]);
     const reader = new SqliteJobStore(options);
-    for (const job of claimed) expect(reader.get(job.id, anyone)).toMatchObject({ status: 'running' });
+    for (const job of claimed)
+      expect(reader.get(job.id, anyone)).toMatchObject({ status: 'running' });
     reader.close();
     await writes.close();
     await expect(writes.call('totals', [])).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });

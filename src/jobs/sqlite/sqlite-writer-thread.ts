@@ -5,7 +5,12 @@ import { SqliteJobWriter } from './sqlite-job-writer';
 import type { WriteMethod } from './sqlite-writes';
 
 /** A write the event loop asks for: its id, the store method, its arguments, and whether it is a claim. */
-export type WriteRequest = readonly [id: number, method: WriteMethod, args: unknown[], last: boolean];
+export type WriteRequest = readonly [
+  id: number,
+  method: WriteMethod,
+  args: unknown[],
+  last: boolean,
+];
 /** An error as it crosses back: AppErrors keep their code and facts. */
 export interface CrossedError {
   readonly message: string;
