@@ -17,6 +17,13 @@ const MAX_BATCH = 256;
  * the jobs of a 1 ms timer (ADR 0017); the timer bounds what a long hold costs.
  */
 const SPIN_MS = 2;
+/**
+ * On a thread of its own (`blockOnLock`), how long the writer sleeps between
+ * two tries of a taken lock. Retrying on the next turn, as the event loop
+ * does, is a busy spin on a thread with nothing else to do: it took the CPU
+ * from the other process's writer, which held the lock (ADR 0022).
+ */
+const LOCK_POLL_MS = 0.2;
 
 interface Call {
   readonly work: (store: SqliteJobStore) => unknown;
@@ -51,8 +58,16 @@ export class SqliteJobWriter extends SqliteWrites {
   /** The last group was plain calls: claims waiting go next. */
   private lastGoesNext = false;
 
-  constructor(private readonly store: SqliteJobStore) {
+  /** Sleeps between tries of a taken lock, where blocking holds no event loop that serves requests. */
+  private readonly blockOnLock: boolean;
+  private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(
+    private readonly store: SqliteJobStore,
+    options: { blockOnLock?: boolean } = {},
+  ) {
     super();
+    this.blockOnLock = options.blockOnLock === true;
   }
 
   call<M extends WriteMethod>(
@@ -106,7 +121,7 @@ export class SqliteJobWriter extends SqliteWrites {
     if (this.calls.length + this.lastCalls.length === 0) return;
     let began: boolean;
     try {
-      began = this.store.begin();
+      began = this.store.begin() || (this.blockOnLock && this.beginWhenFree());
     } catch (error) {
       this.fail(error);
       return;
@@ -114,7 +129,7 @@ export class SqliteJobWriter extends SqliteWrites {
     if (!began) {
       const now = Date.now();
       if (this.busySince === 0) this.busySince = now;
-      if (now - this.busySince >= BUSY_TIMEOUT_MS) {
+      if (this.blockOnLock || now - this.busySince >= BUSY_TIMEOUT_MS) {
         this.busySince = 0;
         this.fail(Errors.queueUnavailable('SQLite: database is locked'));
       } else {
@@ -144,6 +159,16 @@ export class SqliteJobWriter extends SqliteWrites {
       else call.reject(outcome.value);
     });
     if (this.calls.length + this.lastCalls.length > 0) this.schedule(false);
+  }
+
+  /** Tries the lock every LOCK_POLL_MS, asleep in between, for BUSY_TIMEOUT_MS at most. */
+  private beginWhenFree(): boolean {
+    const until = Date.now() + BUSY_TIMEOUT_MS;
+    while (Date.now() < until) {
+      Atomics.wait(this.sleeper, 0, 0, LOCK_POLL_MS);
+      if (this.store.begin()) return true;
+    }
+    return false;
   }
 
   /**

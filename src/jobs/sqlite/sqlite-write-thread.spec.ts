@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { SqliteWriteThread } from './sqlite-write-thread';
@@ -64,6 +66,30 @@ describe(SqliteWriteThread.name, () => {
       .then(() => order.push('insert'));
     await Promise.all([claim, insert]);
     expect(order).toEqual(['insert', 'claim']);
+    await writes.close();
+  });
+
+  it('waits asleep on its thread while another process holds the lock; the event loop stays free', async () => {
+    const writes = new SqliteWriteThread(options);
+    await writes.call('totals', []); // the file and its tables exist
+    const other = new DatabaseSync(options.path);
+    other.exec('BEGIN IMMEDIATE');
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const inserted = writes.call('insert', [payload, 'owner', undefined]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    other.exec('COMMIT');
+    await expect(inserted).resolves.toMatchObject({ created: true });
+    delay.disable();
+    expect(delay.max / 1e6).toBeLessThan(150);
+    // Held past the busy timeout (2 s): QUEUE_UNAVAILABLE, and the next write goes through.
+    other.exec('BEGIN IMMEDIATE');
+    await expect(writes.call('insert', [payload, 'owner', undefined])).rejects.toMatchObject({
+      code: 'QUEUE_UNAVAILABLE',
+    });
+    other.exec('ROLLBACK');
+    await expect(writes.call('totals', [])).resolves.toMatchObject({ jobs: 1 });
+    other.close();
     await writes.close();
   });
 });

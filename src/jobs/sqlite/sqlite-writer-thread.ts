@@ -30,8 +30,10 @@ export const CLOSED = 'closed';
 function serve(): void {
   const port = parentPort;
   if (port === null) return;
+  // Asleep while another process holds the lock: nothing else runs on this thread.
   const writer = new SqliteJobWriter(
     new SqliteJobStore({ ...(workerData as SqliteStoreOptions), busyTimeoutMs: 0 }),
+    { blockOnLock: true },
   );
   let replies: WriteReply[] = [];
   let transfer: ArrayBuffer[] = [];
