@@ -1,31 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { storeFilePerTest } from './store-files.fixture';
 import { SqliteJobWriter } from './sqlite-job-writer';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
 const anyone = { id: 'owner', admin: false };
 
 describe(SqliteJobWriter.name, () => {
-  let dir: string;
   let options: SqliteStoreOptions;
+  const files = storeFilePerTest('corepool-writer-');
   const writer = () => new SqliteJobWriter(new SqliteJobStore({ ...options, busyTimeoutMs: 0 }));
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'corepool-writer-'));
-    options = {
-      path: join(dir, 'jobs.sqlite'),
-      maxStored: 2,
-      maxStoredBytes: 1_000_000,
-      resultTtlSeconds: 60,
-      attempts: 2,
-      backoffMs: 100,
-    };
+    options = files();
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('commits the calls of one turn together; a call that fails undoes only its own writes', async () => {
     const group = writer();

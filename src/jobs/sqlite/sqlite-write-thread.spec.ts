@@ -1,31 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { storeFilePerTest } from './store-files.fixture';
 import { SqliteWriteThread } from './sqlite-write-thread';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
 const anyone = { id: 'owner', admin: false };
 
 describe(SqliteWriteThread.name, () => {
-  let dir: string;
   let options: SqliteStoreOptions;
+  const files = storeFilePerTest('corepool-write-thread-');
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'corepool-write-thread-'));
-    options = {
-      path: join(dir, 'jobs.sqlite'),
-      maxStored: 2,
-      maxStoredBytes: 1_000_000,
-      resultTtlSeconds: 60,
-      attempts: 2,
-      backoffMs: 100,
-    };
+    options = files();
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs the writes on its thread: results, coded errors and bodies come back', async () => {
     const writes = new SqliteWriteThread(options);
