@@ -13,8 +13,13 @@
  * `--control <rate>`: during the submissions, also `GET` a missing job at that
  * rate (ADR 0022): the same machine's floor under the same load, in the same
  * seconds; each line then gives submit p99 ÷ control p99.
+ *
+ * CPU per submission over the timed seconds (Linux, /proc): the service's
+ * processes with all their threads, and their event-loop threads alone. CPU
+ * time does not count the time a thread waited for a core, so it moves far
+ * less with the machine's load than the latencies do.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -83,6 +88,34 @@ async function throughput(url: string, jobs: number): Promise<number> {
   return jobs / ((performance.now() - started) / 1000);
 }
 
+/** CPU ms so far of the cluster's processes: every thread, and the main (event-loop) threads alone. */
+function clusterCpu(primary: number): { all: number; loops: number } {
+  const ticks = (path: string) => {
+    try {
+      // utime and stime: fields 14 and 15, after the parenthesised name.
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10; // 100 ticks a second
+    } catch {
+      return 0; // exited
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
+      .trim()
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // not Linux: no CPU figures
+  }
+  const pids = [primary, ...children];
+  return {
+    all: pids.reduce((sum, pid) => sum + ticks(`/proc/${pid}/stat`), 0),
+    loops: pids.reduce((sum, pid) => sum + ticks(`/proc/${pid}/task/${pid}/stat`), 0),
+  };
+}
+
 async function atRate(url: string, rate: number, seconds: number, get = args.get) {
   const latencies: number[] = [];
   let failed = 0;
@@ -129,10 +162,16 @@ async function main(): Promise<void> {
         await sleep(500);
         const seconds = Number(args.seconds);
         const controlRate = Number(args.control);
+        const cpuBefore = clusterCpu(service.pid);
         const [at, control] = await Promise.all([
           atRate(service.url, rate, seconds),
           controlRate > 0 ? atRate(service.url, controlRate, seconds, true) : undefined,
         ]);
+        const cpuAfter = clusterCpu(service.pid);
+        const submissions = rate * seconds;
+        const cpu =
+          `| CPU µs/submission ${fmt(((cpuAfter.all - cpuBefore.all) * 1000) / submissions)}, ` +
+          `event loops ${fmt(((cpuAfter.loops - cpuBefore.loops) * 1000) / submissions)} `;
         const controlled =
           control === undefined
             ? ''
@@ -141,7 +180,7 @@ async function main(): Promise<void> {
         process.stdout.write(
           `${build.label.padEnd(12)} round ${round}: ${fmt(perSecond)} jobs/s | ${rate}/s ` +
             `p50 ${fmt(at.p50, 1)} p99 ${fmt(at.p99, 1)} max ${fmt(at.max, 1)} ms, ` +
-            `${at.failed} failed ${controlled}| load ${fmt(loadavg()[0] ?? 0, 2)}\n`,
+            `${at.failed} failed ${controlled}${cpu}| load ${fmt(loadavg()[0] ?? 0, 2)}\n`,
         );
       } finally {
         await service.stop();
