@@ -9,7 +9,7 @@ import {
   type WriteResult,
 } from './sqlite-writes';
 
-/** Calls per transaction at most, so that one commit holds the event loop briefly. */
+/** Calls per transaction at most, so that one commit holds its thread (and the lock) briefly. */
 const MAX_BATCH = 256;
 /**
  * How long a group retries a taken lock on every turn of the event loop
@@ -20,8 +20,8 @@ const SPIN_MS = 2;
 /**
  * On a thread of its own (`blockOnLock`), how long the writer sleeps between
  * two tries of a taken lock. Retrying on the next turn, as the event loop
- * does, is a busy spin on a thread with nothing else to do: it took the CPU
- * from the other process's writer, which held the lock (ADR 0022).
+ * does, is a busy spin on a thread with nothing else to do, which can take
+ * the core from the other process's writer that holds the lock (ADR 0022).
  */
 const LOCK_POLL_MS = 0.2;
 
@@ -33,13 +33,15 @@ interface Call {
 
 /**
  * Every write of this process, as a group commit: the calls of one turn of
- * the event loop run in one transaction, each in a savepoint of its own, and
+ * the loop it runs on (the writer thread's, `sqlite-writer-thread.ts`, in the
+ * service) run in one transaction, each in a savepoint of its own, and
  * each caller is answered after the commit. Its connection never waits for
  * another process's write lock (`busyTimeoutMs: 0`): `node:sqlite` is
  * synchronous, and SQLite's busy handler sleeps 1, 2, 5, 10… ms at a time,
  * which held the event loop 20 % of the time at 500 submissions/s
  * (ADR 0017). When the lock is taken, the group tries again on the next turn
- * (the event loop serves requests in between) and grows; after
+ * (an event loop serves requests in between) and grows, or, with
+ * `blockOnLock` on a thread of its own, every LOCK_POLL_MS asleep; after
  * `BUSY_TIMEOUT_MS` its callers get the lock error (QUEUE_UNAVAILABLE).
  *
  * Calls marked `last` (claims) run in a transaction of their own, after the
