@@ -10,8 +10,16 @@
  *   npx tsx bench/jobs-builds.ts --build base=/tmp/base/dist/main.js --build new=dist/main.js
  *
  * `--get`: `GET` a missing job instead of submitting (the route's floor, no write).
+ * `--control <rate>`: during the submissions, also `GET` a missing job at that
+ * rate (ADR 0022): the same machine's floor under the same load, in the same
+ * seconds; each line then gives submit p99 ÷ control p99.
+ *
+ * CPU per submission over the timed seconds (Linux, /proc): the service's
+ * processes with all their threads, and their event-loop threads alone. CPU
+ * time does not count the time a thread waited for a core, so it moves far
+ * less with the machine's load than the latencies do.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +36,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '8' },
     jobs: { type: 'string', default: '2000' },
     get: { type: 'boolean', default: false },
+    control: { type: 'string', default: '0' },
   },
 });
 const BODY = JSON.stringify({ task: 'thread-id', input: {} });
@@ -35,10 +44,10 @@ const MISSING = '00000000-0000-4000-8000-000000000000';
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** One call; ok is the answer expected (202 for a submission, 404 for the missing job). */
-async function call(url: string): Promise<{ ms: number; ok: boolean }> {
+async function call(url: string, get = args.get): Promise<{ ms: number; ok: boolean }> {
   const started = performance.now();
   try {
-    const response = args.get
+    const response = get
       ? await fetch(`${url}/api/jobs/${MISSING}`)
       : await fetch(`${url}/api/jobs`, {
           method: 'POST',
@@ -46,7 +55,7 @@ async function call(url: string): Promise<{ ms: number; ok: boolean }> {
           body: BODY,
         });
     await response.arrayBuffer();
-    return { ms: performance.now() - started, ok: response.status === (args.get ? 404 : 202) };
+    return { ms: performance.now() - started, ok: response.status === (get ? 404 : 202) };
   } catch {
     return { ms: performance.now() - started, ok: false };
   }
@@ -79,16 +88,45 @@ async function throughput(url: string, jobs: number): Promise<number> {
   return jobs / ((performance.now() - started) / 1000);
 }
 
-async function atRate(url: string, rate: number, seconds: number) {
+/** CPU ms so far of the cluster's processes: every thread, and the main (event-loop) threads alone. */
+function clusterCpu(primary: number): { all: number; loops: number } {
+  const ticks = (path: string) => {
+    try {
+      // utime and stime: fields 14 and 15, after the parenthesised name.
+      const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10; // 100 ticks a second
+    } catch {
+      return 0; // exited
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
+      .trim()
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // not Linux: no CPU figures
+  }
+  const pids = [primary, ...children];
+  return {
+    all: pids.reduce((sum, pid) => sum + ticks(`/proc/${pid}/stat`), 0),
+    loops: pids.reduce((sum, pid) => sum + ticks(`/proc/${pid}/task/${pid}/stat`), 0),
+  };
+}
+
+async function atRate(url: string, rate: number, seconds: number, get = args.get) {
   const latencies: number[] = [];
   let failed = 0;
   const pending: Promise<void>[] = [];
-  const started = performance.now();
+  // A control starts half a period late, so that its calls fall between the submissions.
+  const started = performance.now() + (get === args.get ? 0 : 500 / rate);
   for (let i = 0; i < rate * seconds; i++) {
     const wait = started + (i * 1000) / rate - performance.now();
     if (wait > 1) await sleep(wait);
     pending.push(
-      call(url).then(({ ms, ok }) => {
+      call(url, get).then(({ ms, ok }) => {
         latencies.push(ms);
         if (!ok) failed += 1;
       }),
@@ -122,11 +160,27 @@ async function main(): Promise<void> {
         for (let i = 0; i < 200; i++) await call(service.url); // warm-up
         const perSecond = jobs > 0 ? await throughput(service.url, jobs) : 0;
         await sleep(500);
-        const at = await atRate(service.url, rate, Number(args.seconds));
+        const seconds = Number(args.seconds);
+        const controlRate = Number(args.control);
+        const cpuBefore = clusterCpu(service.pid);
+        const [at, control] = await Promise.all([
+          atRate(service.url, rate, seconds),
+          controlRate > 0 ? atRate(service.url, controlRate, seconds, true) : undefined,
+        ]);
+        const cpuAfter = clusterCpu(service.pid);
+        const submissions = rate * seconds;
+        const cpu =
+          `| CPU µs/submission ${fmt(((cpuAfter.all - cpuBefore.all) * 1000) / submissions)}, ` +
+          `event loops ${fmt(((cpuAfter.loops - cpuBefore.loops) * 1000) / submissions)} `;
+        const controlled =
+          control === undefined
+            ? ''
+            : `| control GET p50 ${fmt(control.p50, 1)} p99 ${fmt(control.p99, 1)} ms, ` +
+              `submit p99 ÷ control p99 ${fmt(at.p99 / control.p99, 2)} `;
         process.stdout.write(
           `${build.label.padEnd(12)} round ${round}: ${fmt(perSecond)} jobs/s | ${rate}/s ` +
             `p50 ${fmt(at.p50, 1)} p99 ${fmt(at.p99, 1)} max ${fmt(at.max, 1)} ms, ` +
-            `${at.failed} failed | load ${fmt(loadavg()[0] ?? 0, 2)}\n`,
+            `${at.failed} failed ${controlled}${cpu}| load ${fmt(loadavg()[0] ?? 0, 2)}\n`,
         );
       } finally {
         await service.stop();

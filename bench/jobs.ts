@@ -26,6 +26,7 @@ import { REDIS_URL, uniquePrefix } from '../test/support/jobs-client';
 import { startService, type ServiceProcess } from '../test/support/service-process';
 import { SqliteJobStore } from '../src/jobs/sqlite/sqlite-job-store';
 import { fmt, markdownTable, ratio, summarize, type LatencySummary } from './lib/stats';
+import { TINY_ENDING, TINY_PAYLOAD } from './lib/tiny-job';
 
 const { values: args } = parseArgs({
   options: {
@@ -177,18 +178,11 @@ function storeCalls(count: number): Record<'insert' | 'claim' | 'finish', Latenc
     into.push((performance.now() - started) * 1000);
     return result;
   };
-  const payload = { task: 'thread-id', input: {}, encrypt: false };
-  const result = {
-    value: { threadId: 1 },
-    waitMs: 0,
-    runMs: 0,
-    runner: { host: 'h', pid: 1, threadId: 1 },
-  };
   for (let i = 0; i < count; i++) {
-    timed(times.insert, () => store.insert(payload, 'bench', undefined));
+    timed(times.insert, () => store.insert(TINY_PAYLOAD, 'bench', undefined));
     const [job] = timed(times.claim, () => store.claim('bench', 1, 30_000));
     if (job !== undefined) {
-      timed(times.finish, () => store.finish(job.id, 'bench', { status: 'succeeded', result }));
+      timed(times.finish, () => store.finish(job.id, 'bench', TINY_ENDING));
     }
   }
   store.close();

@@ -14,7 +14,8 @@ import { SqliteJobPurger } from './sqlite/sqlite-job-purger';
 import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
 import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite/sqlite-job-store';
-import { SqliteJobWriter } from './sqlite/sqlite-job-writer';
+import { SqliteWriteThread } from './sqlite/sqlite-write-thread';
+import { SqliteWrites } from './sqlite/sqlite-writes';
 
 /**
  * Asynchronous jobs. The backend is chosen once, at start: without
@@ -36,18 +37,15 @@ export class JobsModule {
         ...base,
         providers: [
           JobExecutor,
-          // Two connections to the one file: reads, and the group commit that never waits for the lock.
+          // Two connections to the one file: reads here, and the group commit on a thread (ADR 0022).
           {
             provide: SqliteJobStore,
             useFactory: (config: AppConfig) => new SqliteJobStore(storeOptions(config)),
             inject: [AppConfig],
           },
           {
-            provide: SqliteJobWriter,
-            useFactory: (config: AppConfig) =>
-              new SqliteJobWriter(
-                new SqliteJobStore({ ...storeOptions(config), busyTimeoutMs: 0 }),
-              ),
+            provide: SqliteWrites,
+            useFactory: (config: AppConfig) => new SqliteWriteThread(storeOptions(config)),
             inject: [AppConfig],
           },
           SqliteJobRunner,

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { ThrottledWarning } from '../../common/throttled-warning';
 import { AppConfig } from '../../config/app-config';
-import { SqliteJobWriter } from './sqlite-job-writer';
+import { SqliteWrites } from './sqlite-writes';
 
 /** Jobs deleted per statement: each batch holds the write lock for about a millisecond. */
 const PURGE_BATCH = 200;
@@ -18,7 +18,8 @@ const VACUUM_PAGES = 2000;
 /**
  * Deletes jobs past their retention (`JOBS_RESULT_TTL_SECONDS`) every
  * `JOBS_PURGE_INTERVAL_MS`, in small batches with the event loop free in
- * between (each batch is a call of the group commit, `sqlite-job-writer.ts`), then returns free pages (`incremental_vacuum`), so the file's size
+ * between (each batch is a call of the group commit, `sqlite-job-writer.ts`,
+ * on the writer thread), then returns free pages (`incremental_vacuum`), so the file's size
  * follows what is stored (the WAL is kept short by `wal-checkpointer.ts`, off
  * the event loop). Every process runs it;
  * concurrent purges only find less to do.
@@ -31,7 +32,7 @@ export class SqliteJobPurger implements OnApplicationBootstrap, OnModuleDestroy 
   private purging = false;
 
   constructor(
-    private readonly writer: SqliteJobWriter,
+    private readonly writer: SqliteWrites,
     private readonly config: AppConfig,
   ) {}
 
@@ -50,12 +51,12 @@ export class SqliteJobPurger implements OnApplicationBootstrap, OnModuleDestroy 
     let deleted = 0;
     try {
       for (let batch = 0; batch < MAX_BATCHES; batch++) {
-        const count = await this.writer.write((store) => store.purgeExpired(PURGE_BATCH));
+        const count = await this.writer.call('purgeExpired', [PURGE_BATCH]);
         deleted += count;
         if (count < PURGE_BATCH) break;
         await new Promise((resolve) => setImmediate(resolve));
       }
-      await this.writer.write((store) => store.compact(VACUUM_PAGES));
+      await this.writer.call('compact', [VACUUM_PAGES]);
     } catch (error) {
       this.warning.warn(`SQLite purge: ${(error as Error).message}`);
     } finally {

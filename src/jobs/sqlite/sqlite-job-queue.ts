@@ -17,7 +17,7 @@ import {
 } from '../job.types';
 import { SqliteJobRunner } from './sqlite-job-runner';
 import { SqliteJobStore } from './sqlite-job-store';
-import { SqliteJobWriter } from './sqlite-job-writer';
+import { SqliteWrites, type WriteArgs, type WriteMethod, type WriteResult } from './sqlite-writes';
 
 /** How long `DELETE` waits for a running job to be aborted by the process running it. */
 const CANCEL_WAIT_MS = 5000;
@@ -27,7 +27,7 @@ const CANCEL_POLL_MS = 25;
  * The default backend: one SQLite file shared by every process of the
  * machine (`JOBS_SQLITE_PATH`). Any process answers for any job; the
  * runners of all processes share the work. Reads go to `store`, writes to
- * `writer` (a group commit). Store failures (a file that cannot be written,
+ * `writer` (a group commit on a thread, ADR 0022). Store failures (a file that cannot be written,
  * a lock held past the busy timeout) are QUEUE_UNAVAILABLE.
  */
 @Injectable()
@@ -36,7 +36,7 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
 
   constructor(
     private readonly store: SqliteJobStore,
-    private readonly writer: SqliteJobWriter,
+    private readonly writer: SqliteWrites,
     private readonly runner: SqliteJobRunner,
   ) {
     super();
@@ -49,8 +49,8 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
   }
 
   submit({ payload, owner, idempotency }: JobSubmission): Promise<Submitted> {
-    const submitted = this.write((store) => store.insert(payload, owner, idempotency));
-    // In the same transaction, after the insert: the job may be running by the time it is answered.
+    const submitted = this.write('insert', [payload, owner, idempotency]);
+    // Right after the insert's commit, in its own transaction: the answer does not wait for it.
     this.runner.claimSoon();
     return submitted;
   }
@@ -66,13 +66,13 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
   async cancel(id: string, caller: JobCaller): Promise<JobView | undefined> {
     const job = await this.get(id, caller);
     if (job === undefined || isFinished(job.status)) return job;
-    const cancelledQueued = await this.write((store) => store.cancelQueued(id));
+    const cancelledQueued = await this.write('cancelQueued', [id]);
     if (cancelledQueued !== undefined) {
       recordJobEnd(cancelledQueued.task, 'cancelled', cancelledQueued.createdAt);
       return this.get(id, caller);
     }
     // Running: the process running it reads the flag on its next poll (or now, if it is this one).
-    await this.write((store) => store.requestCancel(id));
+    await this.write('requestCancel', [id]);
     this.runner.abortHere(id);
     const until = Date.now() + CANCEL_WAIT_MS;
     for (;;) {
@@ -102,8 +102,10 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
     }
   }
 
-  private write<T>(work: (store: SqliteJobStore) => T): Promise<T> {
-    return this.writer.write(work).catch((error: unknown) => Promise.reject(unavailable(error)));
+  private write<M extends WriteMethod>(method: M, args: WriteArgs<M>): Promise<WriteResult<M>> {
+    return this.writer
+      .call(method, args)
+      .catch((error: unknown) => Promise.reject(unavailable(error)));
   }
 }
 

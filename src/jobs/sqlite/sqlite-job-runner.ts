@@ -13,7 +13,7 @@ import { AppConfig } from '../../config/app-config';
 import { isRetryable, JobExecutor, toJobError } from '../job-executor.service';
 import { recordJobEnd } from '../job-metrics';
 import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-store';
-import { SqliteJobWriter } from './sqlite-job-writer';
+import { SqliteWrites, type WriteArgs, type WriteMethod } from './sqlite-writes';
 
 /**
  * Runs the SQLite store's jobs on this process's pool. Every process runs
@@ -22,9 +22,9 @@ import { SqliteJobWriter } from './sqlite-job-writer';
  * reads which of its jobs a `DELETE` (on any process) asked to stop. A
  * process that dies stops renewing: after `JOBS_LOCK_DURATION_MS` another
  * process claims its jobs again, up to `JOBS_ATTEMPTS` runs. Writes go
- * through the group commit (`SqliteJobWriter`): a claim rides in the same
- * transaction as the submissions and the finished runs that called for it,
- * and one claim at a time is in flight.
+ * through the group commit on the writer thread (`SqliteWrites`): a claim
+ * runs in its own transaction right after the submissions and the finished
+ * runs that called for it, and one claim at a time is in flight.
  */
 @Injectable()
 export class SqliteJobRunner
@@ -49,7 +49,7 @@ export class SqliteJobRunner
 
   constructor(
     private readonly store: SqliteJobStore,
-    private readonly writer: SqliteJobWriter,
+    private readonly writer: SqliteWrites,
     private readonly executor: JobExecutor,
     private readonly config: AppConfig,
   ) {}
@@ -77,7 +77,7 @@ export class SqliteJobRunner
     });
     await Promise.race([ended, budget]);
     clearTimeout(timer);
-    this.writer.close();
+    await this.writer.close();
     this.store.close();
   }
 
@@ -99,7 +99,7 @@ export class SqliteJobRunner
       if (this.running.size > 0) {
         const { lockDurationMs } = this.config.jobs;
         if (now - this.renewedAt >= lockDurationMs / 3) {
-          this.background((store) => store.renewLeases(this.leaseOwner, lockDurationMs, now));
+          this.background('renewLeases', [this.leaseOwner, lockDurationMs, now]);
           this.renewedAt = now;
         }
         for (const id of this.store.cancelRequested(this.leaseOwner)) this.abortHere(id);
@@ -107,7 +107,7 @@ export class SqliteJobRunner
       // Reads first: the usual poll (nothing abandoned, nothing waiting) takes no write lock.
       if (this.store.hasAbandoned(now)) {
         this.writer
-          .write((store) => store.failAbandoned(now))
+          .call('failAbandoned', [now])
           .then((jobs) => {
             for (const job of jobs) recordJobEnd(job.task, 'failed', job.createdAt);
           })
@@ -118,9 +118,9 @@ export class SqliteJobRunner
   }
 
   /**
-   * Claims as many jobs as threads are free here, in the next group commit,
-   * after its other writes. `known`: a job was just submitted or freed, so
-   * no read first (the read could not see a job of the same group).
+   * Claims as many jobs as threads are free here, in a transaction of its
+   * own after the writes asked before it. `known`: a job was just submitted
+   * or freed, so no read first (the read could not see a write not yet committed).
    */
   private claim(known: boolean): void {
     if (this.stopped) return;
@@ -135,7 +135,7 @@ export class SqliteJobRunner
     this.claiming = true;
     const { lockDurationMs } = this.config.jobs;
     this.writer
-      .write((store) => store.claimRunnable(this.leaseOwner, free, lockDurationMs), { last: true })
+      .call('claimRunnable', [this.leaseOwner, free, lockDurationMs], { last: true })
       .then((claimed) => {
         if (claimed.length > 0) this.renewedAt = Date.now();
         for (const job of claimed) this.start(job);
@@ -155,7 +155,7 @@ export class SqliteJobRunner
     this.executing += 1;
     const ended = this.executor
       .execute(job.payload, controller.signal, ({ fraction, message }) =>
-        this.background((store) => store.progress(job.id, this.leaseOwner, fraction, message)),
+        this.background('progress', [job.id, this.leaseOwner, fraction, message]),
       )
       .then(
         (result): RunEnding => ({ status: 'succeeded', result }),
@@ -174,11 +174,9 @@ export class SqliteJobRunner
         },
       )
       .then((ending) => {
-        // The thread is free: the next claim rides in the same transaction as this end.
+        // The thread is free: the next claim follows this end's commit.
         this.executing -= 1;
-        const recorded = this.writer.write((store) =>
-          store.finish(job.id, this.leaseOwner, ending),
-        );
+        const recorded = this.writer.call('finish', [job.id, this.leaseOwner, ending]);
         this.claim(false);
         return recorded.then((facts) => {
           if (facts !== undefined && ending.status !== 'retry') {
@@ -192,8 +190,8 @@ export class SqliteJobRunner
   }
 
   /** A write whose outcome nobody waits for (a lease, a progress report): a failure is logged. */
-  private background(work: (store: SqliteJobStore) => unknown): void {
-    this.writer.write(work).catch((error: Error) => this.warn(error));
+  private background<M extends WriteMethod>(method: M, args: WriteArgs<M>): void {
+    this.writer.call(method, args).catch((error: Error) => this.warn(error));
   }
 
   /** A busy or broken file is logged (throttled) and tried again on the next poll. */

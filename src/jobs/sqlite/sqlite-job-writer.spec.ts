@@ -1,31 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { storeFilePerTest } from './store-files.fixture';
 import { SqliteJobWriter } from './sqlite-job-writer';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
 const anyone = { id: 'owner', admin: false };
 
 describe(SqliteJobWriter.name, () => {
-  let dir: string;
   let options: SqliteStoreOptions;
+  const files = storeFilePerTest('corepool-writer-');
   const writer = () => new SqliteJobWriter(new SqliteJobStore({ ...options, busyTimeoutMs: 0 }));
 
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'corepool-writer-'));
-    options = {
-      path: join(dir, 'jobs.sqlite'),
-      maxStored: 2,
-      maxStoredBytes: 1_000_000,
-      resultTtlSeconds: 60,
-      attempts: 2,
-      backoffMs: 100,
-    };
+    options = files();
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('commits the calls of one turn together; a call that fails undoes only its own writes', async () => {
     const group = writer();
@@ -46,7 +35,7 @@ describe(SqliteJobWriter.name, () => {
     expect(reader.totals().jobs).toBe(2);
     const ids = (await claim).map((job) => job.id);
     for (const id of ids) expect(reader.get(id, anyone)).toMatchObject({ status: 'running' });
-    group.close();
+    await group.close();
     reader.close();
   });
 
@@ -66,7 +55,7 @@ describe(SqliteJobWriter.name, () => {
     // A blocking busy wait would have held the loop for the whole 300 ms.
     expect(delay.max / 1e6).toBeLessThan(150);
     other.close();
-    group.close();
+    await group.close();
   });
 
   it('refuses the waiting calls with QUEUE_UNAVAILABLE when the lock stays taken past the busy timeout', async () => {
@@ -83,7 +72,7 @@ describe(SqliteJobWriter.name, () => {
       group.write((store) => store.insert(payload, 'owner', undefined)),
     ).resolves.toMatchObject({ created: true });
     other.close();
-    group.close();
+    await group.close();
     await expect(group.write((store) => store.totals())).rejects.toMatchObject({
       code: 'QUEUE_UNAVAILABLE',
     });

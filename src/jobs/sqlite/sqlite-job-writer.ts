@@ -1,8 +1,15 @@
 import { Errors } from '../../common/app-error';
 import { BUSY_TIMEOUT_MS } from './sqlite-schema';
 import type { SqliteJobStore } from './sqlite-job-store';
+import {
+  SqliteWrites,
+  type WriteArgs,
+  type WriteMethod,
+  type WriteOptions,
+  type WriteResult,
+} from './sqlite-writes';
 
-/** Calls per transaction at most, so that one commit holds the event loop briefly. */
+/** Calls per transaction at most, so that one commit holds its thread (and the lock) briefly. */
 const MAX_BATCH = 256;
 /**
  * How long a group retries a taken lock on every turn of the event loop
@@ -10,6 +17,13 @@ const MAX_BATCH = 256;
  * the jobs of a 1 ms timer (ADR 0017); the timer bounds what a long hold costs.
  */
 const SPIN_MS = 2;
+/**
+ * On a thread of its own (`blockOnLock`), how long the writer sleeps between
+ * two tries of a taken lock. Retrying on the next turn, as the event loop
+ * does, is a busy spin on a thread with nothing else to do, which can take
+ * the core from the other process's writer that holds the lock (ADR 0022).
+ */
+const LOCK_POLL_MS = 0.2;
 
 interface Call {
   readonly work: (store: SqliteJobStore) => unknown;
@@ -19,27 +33,55 @@ interface Call {
 
 /**
  * Every write of this process, as a group commit: the calls of one turn of
- * the event loop run in one transaction, each in a savepoint of its own, and
+ * the loop it runs on (the writer thread's, `sqlite-writer-thread.ts`, in the
+ * service) run in one transaction, each in a savepoint of its own, and
  * each caller is answered after the commit. Its connection never waits for
  * another process's write lock (`busyTimeoutMs: 0`): `node:sqlite` is
  * synchronous, and SQLite's busy handler sleeps 1, 2, 5, 10… ms at a time,
  * which held the event loop 20 % of the time at 500 submissions/s
  * (ADR 0017). When the lock is taken, the group tries again on the next turn
- * (the event loop serves requests in between) and grows; after
+ * (an event loop serves requests in between) and grows, or, with
+ * `blockOnLock` on a thread of its own, every LOCK_POLL_MS asleep; after
  * `BUSY_TIMEOUT_MS` its callers get the lock error (QUEUE_UNAVAILABLE).
  *
- * Calls marked `last` run after the others of their group: a claim then sees
- * the submissions and the finished jobs committed with it.
+ * Calls marked `last` (claims) run in a transaction of their own, after the
+ * group of plain calls waiting with them has committed and been answered: a
+ * claim then sees the submissions and the finished jobs before it, and a
+ * submission's answer never waits for the claim its arrival asked for
+ * (ADR 0022). The two kinds alternate while both wait, so neither starves.
  */
-export class SqliteJobWriter {
+export class SqliteJobWriter extends SqliteWrites {
   private calls: Call[] = [];
   private lastCalls: Call[] = [];
   private scheduled = false;
   /** When the lock was first found taken, for this group; 0 when it was not. */
   private busySince = 0;
   private closed = false;
+  /** The last group was plain calls: claims waiting go next. */
+  private lastGoesNext = false;
 
-  constructor(private readonly store: SqliteJobStore) {}
+  /** Sleeps between tries of a taken lock, where blocking holds no event loop that serves requests. */
+  private readonly blockOnLock: boolean;
+  private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+  constructor(
+    private readonly store: SqliteJobStore,
+    options: { blockOnLock?: boolean } = {},
+  ) {
+    super();
+    this.blockOnLock = options.blockOnLock === true;
+  }
+
+  call<M extends WriteMethod>(
+    method: M,
+    args: WriteArgs<M>,
+    options?: WriteOptions,
+  ): Promise<WriteResult<M>> {
+    return this.write(
+      (store) => (store[method] as (...a: unknown[]) => WriteResult<M>).apply(store, args),
+      options,
+    );
+  }
 
   /** Runs `work` in the next group's transaction; resolves after its commit. */
   write<T>(work: (store: SqliteJobStore) => T, options: { last?: boolean } = {}): Promise<T> {
@@ -51,7 +93,12 @@ export class SqliteJobWriter {
   }
 
   /** Writes what is waiting (if the lock is free), refuses the rest, and closes the connection. */
-  close(): void {
+  close(): Promise<void> {
+    this.closeNow();
+    return Promise.resolve();
+  }
+
+  private closeNow(): void {
     if (this.closed) return;
     this.flush();
     this.closed = true;
@@ -76,7 +123,7 @@ export class SqliteJobWriter {
     if (this.calls.length + this.lastCalls.length === 0) return;
     let began: boolean;
     try {
-      began = this.store.begin();
+      began = this.store.begin() || (this.blockOnLock && this.beginWhenFree());
     } catch (error) {
       this.fail(error);
       return;
@@ -84,7 +131,7 @@ export class SqliteJobWriter {
     if (!began) {
       const now = Date.now();
       if (this.busySince === 0) this.busySince = now;
-      if (now - this.busySince >= BUSY_TIMEOUT_MS) {
+      if (this.blockOnLock || now - this.busySince >= BUSY_TIMEOUT_MS) {
         this.busySince = 0;
         this.fail(Errors.queueUnavailable('SQLite: database is locked'));
       } else {
@@ -116,10 +163,26 @@ export class SqliteJobWriter {
     if (this.calls.length + this.lastCalls.length > 0) this.schedule(false);
   }
 
-  /** The next group: the plain calls first, then the `last` ones, MAX_BATCH at most. */
+  /** Tries the lock every LOCK_POLL_MS, asleep in between, for BUSY_TIMEOUT_MS at most. */
+  private beginWhenFree(): boolean {
+    const until = Date.now() + BUSY_TIMEOUT_MS;
+    while (Date.now() < until) {
+      Atomics.wait(this.sleeper, 0, 0, LOCK_POLL_MS);
+      if (this.store.begin()) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The next group, MAX_BATCH calls at most: the plain calls, or the `last`
+   * ones when the group before was plain (or no plain call waits). Groups
+   * follow each other on separate turns (`schedule`), so the callers of one
+   * are answered before the next runs.
+   */
   private take(): Call[] {
-    const group = this.calls.splice(0, MAX_BATCH);
-    return group.concat(this.lastCalls.splice(0, MAX_BATCH - group.length));
+    const last = this.lastCalls.length > 0 && (this.lastGoesNext || this.calls.length === 0);
+    this.lastGoesNext = !last;
+    return (last ? this.lastCalls : this.calls).splice(0, MAX_BATCH);
   }
 
   private fail(error: unknown): void {

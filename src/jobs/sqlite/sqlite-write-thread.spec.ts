@@ -1,0 +1,84 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DatabaseSync } from 'node:sqlite';
+import { AppError } from '../../common/app-error';
+import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { storeFilePerTest } from './store-files.fixture';
+import { SqliteWriteThread } from './sqlite-write-thread';
+
+const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
+const anyone = { id: 'owner', admin: false };
+
+describe(SqliteWriteThread.name, () => {
+  let options: SqliteStoreOptions;
+  const files = storeFilePerTest('corepool-write-thread-');
+
+  beforeEach(() => {
+    options = files();
+  });
+
+  it('runs the writes on its thread: results, coded errors and bodies come back', async () => {
+    const writes = new SqliteWriteThread(options);
+    const body = new Uint8Array([1, 2, 3]);
+    const inserted = [
+      writes.call('insert', [{ ...payload, body }, 'owner', undefined]),
+      writes.call('insert', [payload, 'owner', undefined]),
+      writes.call('insert', [payload, 'owner', undefined]),
+    ];
+    const claim = writes.call('claimRunnable', ['me', 5, 1000], { last: true });
+    const [first, second, third] = await Promise.allSettled(inserted);
+    expect(first).toMatchObject({ status: 'fulfilled', value: { created: true } });
+    expect(second).toMatchObject({ status: 'fulfilled' });
+    // maxStored is 2: the code crosses the thread as an AppError.
+    expect(third).toMatchObject({ status: 'rejected', reason: { code: 'JOB_QUEUE_FULL' } });
+    expect((third as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
+    const claimed = await claim;
+    expect(claimed).toHaveLength(2);
+    expect(claimed.map((job) => job.payload.body && [...job.payload.body])).toContainEqual([
+      1, 2, 3,
+    ]);
+    const reader = new SqliteJobStore(options);
+    for (const job of claimed)
+      expect(reader.get(job.id, anyone)).toMatchObject({ status: 'running' });
+    reader.close();
+    await writes.close();
+    await expect(writes.call('totals', [])).rejects.toMatchObject({ code: 'QUEUE_UNAVAILABLE' });
+  });
+
+  it('answers a submission before the claim its arrival asked for runs', async () => {
+    const writes = new SqliteWriteThread(options);
+    const order: string[] = [];
+    const claim = writes
+      .call('claimRunnable', ['me', 1, 1000], { last: true })
+      .then(() => order.push('claim'));
+    const insert = writes
+      .call('insert', [payload, 'owner', undefined])
+      .then(() => order.push('insert'));
+    await Promise.all([claim, insert]);
+    expect(order).toEqual(['insert', 'claim']);
+    await writes.close();
+  });
+
+  it('waits asleep on its thread while another process holds the lock; the event loop stays free', async () => {
+    const writes = new SqliteWriteThread(options);
+    await writes.call('totals', []); // the file and its tables exist
+    const other = new DatabaseSync(options.path);
+    other.exec('BEGIN IMMEDIATE');
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const inserted = writes.call('insert', [payload, 'owner', undefined]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    other.exec('COMMIT');
+    await expect(inserted).resolves.toMatchObject({ created: true });
+    delay.disable();
+    expect(delay.max / 1e6).toBeLessThan(150);
+    // Held past the busy timeout (2 s): QUEUE_UNAVAILABLE, and the next write goes through.
+    other.exec('BEGIN IMMEDIATE');
+    await expect(writes.call('insert', [payload, 'owner', undefined])).rejects.toMatchObject({
+      code: 'QUEUE_UNAVAILABLE',
+    });
+    other.exec('ROLLBACK');
+    await expect(writes.call('totals', [])).resolves.toMatchObject({ jobs: 1 });
+    other.close();
+    await writes.close();
+  });
+});
