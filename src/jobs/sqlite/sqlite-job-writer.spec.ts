@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
-import { storeFilePerTest } from './store-files.fixture';
+import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
 import { SqliteJobWriter } from './sqlite-job-writer';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
-import { storeFilePerTest } from './store-files.fixture';
+import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
 import { SqliteWriteThread } from './sqlite-write-thread';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SqliteStoreOptions } from './sqlite-job-store';
+import type { SqliteStoreOptions } from '../../src/jobs/sqlite/sqlite-job-store';
 
 /**
  * For a spec: a fresh directory per test, removed after it, and small store
