@@ -19,9 +19,9 @@ export class LazyRequestLogger implements FastifyBaseLogger {
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions,
   ) {
-    // Fastify passes the route's level, the parent's unless the route sets its own: a route
-    // with a level of its own gets its child at once, so that its level decides what is dropped.
-    if (options.level !== undefined && options.level !== parent.level) {
+    // Fastify passes the route's level ('' unless the route sets one): a route with a level of
+    // its own gets its child at once, so that its level decides what is dropped.
+    if (options.level !== undefined && options.level !== '' && options.level !== parent.level) {
       this.made = parent.child(bindings, options);
     }
   }
