@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, type ErrorFacts } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { ownsWholeBuffer } from '../../workers/transfer';
 import { SqliteJobWriter } from './sqlite-job-writer';
 import type { WriteMethod } from './sqlite-writes';
 
@@ -79,11 +80,8 @@ function ownedBodies(value: unknown): ArrayBuffer[] {
   const buffers: ArrayBuffer[] = [];
   for (const item of value as Array<{ payload?: { body?: Uint8Array } }>) {
     const body = item?.payload?.body;
-    if (body instanceof Uint8Array && body.buffer instanceof ArrayBuffer) {
-      if (body.byteOffset === 0 && body.byteLength === body.buffer.byteLength) {
-        buffers.push(body.buffer);
-      }
-    }
+    if (body instanceof Uint8Array && ownsWholeBuffer(body))
+      buffers.push(body.buffer as ArrayBuffer);
   }
   return buffers;
 }
