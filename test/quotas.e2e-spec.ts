@@ -76,7 +76,10 @@ async function holdSlot(
   long: () => Promise<Answer>,
   short: () => Promise<Answer>,
 ): Promise<{ running: Promise<Answer> }> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    // After a lost attempt, the releases of the short tasks that won it are still on their way
+    // (to the primary, or to Redis): sent at once, the long task met a slot taken by them.
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 250));
     const running = long();
     let settled: Answer | undefined;
     void running.then((answer) => (settled = answer));
