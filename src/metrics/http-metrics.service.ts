@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, register } from 'prom-client';
 import { freshMetric } from './metric-registry';
+import { ResponseHistogram } from './response-histogram';
 
 const HTTP_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
@@ -24,16 +25,15 @@ export interface ResponseSample {
  */
 @Injectable()
 export class HttpMetricsService {
-  private readonly duration = freshMetric(
-    'http_request_duration_seconds',
-    () =>
-      new Histogram({
-        name: 'http_request_duration_seconds',
-        help: 'HTTP request duration, from arrival to the last byte of the response',
-        labelNames: ['method', 'route', 'status_code'],
-        buckets: HTTP_BUCKETS,
-      }),
-  );
+  private readonly duration = freshMetric('http_request_duration_seconds', () => {
+    const histogram = new ResponseHistogram(
+      'http_request_duration_seconds',
+      'HTTP request duration, from arrival to the last byte of the response',
+      HTTP_BUCKETS,
+    );
+    register.registerMetric(histogram.asMetric());
+    return histogram;
+  });
   private readonly errors = freshMetric(
     'http_errors_total',
     () =>
@@ -44,12 +44,15 @@ export class HttpMetricsService {
       }),
   );
   record(sample: ResponseSample): void {
-    const labels = {
-      method: sample.method,
-      route: sample.route,
-      status_code: String(sample.statusCode),
-    };
-    this.duration.observe(labels, sample.seconds);
-    if (sample.statusCode >= 400) this.errors.inc({ ...labels, code: sample.code ?? 'none' });
+    const { method, route, statusCode } = sample;
+    this.duration.observe(method, route, statusCode, sample.seconds);
+    if (statusCode >= 400) {
+      this.errors.inc({
+        method,
+        route,
+        status_code: String(statusCode),
+        code: sample.code ?? 'none',
+      });
+    }
   }
 }
