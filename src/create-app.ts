@@ -19,7 +19,7 @@ import { rawBodyTask } from './http/raw-body-routes';
 import { requestId, routeProfileOf } from './http/request-context';
 import { ShutdownService } from './lifecycle/shutdown.service';
 import { AccessLog } from './logging/access-log';
-import { lazyRequestLogger } from './logging/lazy-request-logger';
+import { fastifyLogger } from './logging/lazy-request-logger';
 import { createRootLogger } from './logging/root-logger';
 import { HttpMetricsService } from './metrics/http-metrics.service';
 import { TaskRegistry } from './tasks/task-registry';
@@ -38,14 +38,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const authenticator = createAuthenticator(config, logger);
   const adapter = new FastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
+    // No Nest middleware: without @fastify/middie, no request runs its hook.
+    skipMiddie: true,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
     genReqId: requestId,
     // One pino logger for the process; Fastify gives each request a child with its `reqId`,
     // made only when the request writes a line.
-    loggerInstance: logger,
-    childLoggerFactory: lazyRequestLogger,
+    loggerInstance: fastifyLogger(logger),
     logController: new AccessLog((request) => !routeProfileOf(request).accessLog),
     // Connection-level limits (slowloris, silent sockets, idle keep-alive); see docs/reliability.md.
     requestTimeout: config.http.requestTimeoutMs,

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
+import Fastify from 'fastify';
 import pino from 'pino';
-import { lazyRequestLogger } from './lazy-request-logger';
+import { fastifyLogger, withLazyChildren } from './lazy-request-logger';
 
 /** A pino root logger at `level` whose lines are collected, parsed. */
 function rootLogger(level: string) {
@@ -16,10 +17,10 @@ function rootLogger(level: string) {
   return { root, lines, child };
 }
 
-describe(lazyRequestLogger.name, () => {
+describe('lazy request loggers', () => {
   it('writes lines with the request id at enabled levels, through one child made on first use', () => {
     const { root, lines, child } = rootLogger('info');
-    const log = lazyRequestLogger(root, { reqId: 'r-1' }, { level: 'info' });
+    const log = withLazyChildren(root).child({ reqId: 'r-1' }, { level: 'info' });
     expect(child).not.toHaveBeenCalled();
     log.info({ status: 200 }, 'request completed');
     log.warn('second');
@@ -33,7 +34,7 @@ describe(lazyRequestLogger.name, () => {
   it('drops lines of disabled levels without making a child', () => {
     const { root, lines, child } = rootLogger('info');
     // What Fastify passes for a route without a level of its own.
-    const log = lazyRequestLogger(root, { reqId: 'r-2' }, { level: '' });
+    const log = withLazyChildren(root).child({ reqId: 'r-2' }, { level: '' });
     log.debug({ req: {} }, 'incoming request');
     log.trace('nothing');
     expect(lines).toEqual([]);
@@ -43,17 +44,39 @@ describe(lazyRequestLogger.name, () => {
 
   it("honours a route's own level, which may differ from the process's", () => {
     const { root, lines } = rootLogger('info');
-    const log = lazyRequestLogger(root, { reqId: 'r-3' }, { level: 'debug' });
+    const log = withLazyChildren(root).child({ reqId: 'r-3' }, { level: 'debug' });
     log.debug('shown');
-    const quiet = lazyRequestLogger(root, { reqId: 'r-4' }, { level: 'error' });
+    const quiet = withLazyChildren(root).child({ reqId: 'r-4' }, { level: 'error' });
     quiet.warn('hidden');
     expect(lines).toMatchObject([{ level: 20, reqId: 'r-3', msg: 'shown' }]);
   });
 
   it('gives children that carry the request id', () => {
     const { root, lines } = rootLogger('info');
-    const log = lazyRequestLogger(root, { reqId: 'r-5' }, { level: 'info' });
+    const log = withLazyChildren(root).child({ reqId: 'r-5' }, { level: 'info' });
     log.child({ task: 'compute' }).info('from a child');
     expect(lines).toMatchObject([{ reqId: 'r-5', task: 'compute', msg: 'from a child' }]);
+  });
+
+  it("is Fastify's logger: each request's logger is lazy, its lines carry the request id", async () => {
+    const { root, lines, child } = rootLogger('info');
+    const app = Fastify({ loggerInstance: fastifyLogger(root), disableRequestLogging: true });
+    app.get('/quiet', () => 'ok');
+    app.get('/loud', (request) => {
+      request.log.info('handled');
+      return 'ok';
+    });
+    await app.ready();
+    // Fastify's own child, with its serializers, made once.
+    const madeAtStart = child.mock.calls.length;
+    await app.inject({ url: '/quiet' });
+    await app.inject({ url: '/quiet' });
+    expect(child).toHaveBeenCalledTimes(madeAtStart);
+    await app.inject({ url: '/loud' });
+    expect(lines).toMatchObject([{ level: 30, reqId: expect.any(String), msg: 'handled' }]);
+    expect(child).toHaveBeenCalledTimes(madeAtStart + 1);
+    app.log.info('from the app');
+    expect(lines.at(-1)).toMatchObject({ msg: 'from the app' });
+    await app.close();
   });
 });

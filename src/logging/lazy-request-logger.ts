@@ -83,14 +83,28 @@ export class LazyRequestLogger implements FastifyBaseLogger {
   }
 }
 
+type MakeChild = (bindings: Bindings, options?: ChildLoggerOptions) => FastifyBaseLogger;
+
+/** `logger`, with `child()` replaced. */
+function withChild(logger: Logger, child: MakeChild): Logger {
+  return Object.create(logger, { child: { value: child } }) as Logger;
+}
+
+/** `parent`, whose children are lazy request loggers. */
+export function withLazyChildren(parent: Logger): Logger {
+  return withChild(
+    parent,
+    (bindings, options) => new LazyRequestLogger(parent, bindings, options ?? {}),
+  );
+}
+
 /**
- * Fastify's `childLoggerFactory`: every request's logger is a lazy one. The
- * parent is the process's pino logger (`root-logger.ts`), or a child of it.
+ * The logger Fastify is given (`loggerInstance`): the process's pino logger. Fastify makes
+ * one child of it, with its serializers, and each request's logger with that child's
+ * `child()`: that one's children are lazy. A custom `childLoggerFactory` would do the same,
+ * but Fastify checks every method of what such a factory returns, on every request
+ * (~2,500 instructions, ADR 0025).
  */
-export function lazyRequestLogger(
-  parent: FastifyBaseLogger,
-  bindings: Bindings,
-  options: ChildLoggerOptions,
-): FastifyBaseLogger {
-  return new LazyRequestLogger(parent as Logger, bindings, options);
+export function fastifyLogger(root: Logger): Logger {
+  return withChild(root, (bindings, options) => withLazyChildren(root.child(bindings, options)));
 }
