@@ -48,10 +48,11 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // made only when the request writes a line.
     loggerInstance: fastifyLogger(logger),
     logController: new AccessLog((request) => !routeProfileOf(request).accessLog),
-    // Connection-level limits (slowloris, silent sockets, idle keep-alive); see docs/reliability.md.
+    // Connection-level limits (slowloris, idle keep-alive); see docs/reliability.md. Sockets
+    // silent while a request is in flight are closed by the drain's connection tracker
+    // (`shutdown.bind`), not by Node's socket timeout, which re-arms a timer on every read and write.
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
-    connectionTimeout: config.http.connectionTimeoutMs,
     // Node says `Connection: close` on the last allowed response; 0 is no limit.
     maxRequestsPerSocket: config.http.maxRequestsPerConnection,
     http: {

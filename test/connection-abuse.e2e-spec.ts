@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -5,8 +6,9 @@ import { postJson, startApp, type RunningApp } from './support/http-app';
 import { firstBody, rawExchange, rawRequest } from './support/raw-http';
 
 // Abuse at the connection level, over raw sockets: slow headers and slow bodies (slowloris)
-// are cut off by the configured timeouts, thousands of idle connections do not stop new
-// requests, and pipelining and keep-alive clients work.
+// are cut off by the configured timeouts, and so is a client that stops reading its answer;
+// thousands of idle connections do not stop new requests, and pipelining and keep-alive
+// clients work.
 
 jest.setTimeout(90_000);
 
@@ -89,6 +91,40 @@ describe('Connection-level abuse (raw sockets)', () => {
     expect(await waitFor(() => socket.destroyed || socket.readableEnded, 12_000)).toBe(true);
     await closed;
     console.log(`silent connection closed after ${Date.now() - started} ms`);
+  });
+
+  it('closes a connection whose client stops reading its answer', async () => {
+    // Random bytes do not compress: the answer is larger than the body, far more than the
+    // kernel's buffers hold, so the server's writes stall once the client stops reading.
+    const body = randomBytes(16 * 1024 * 1024);
+    const socket = await openSocket(port);
+    let received = 0;
+    let status = '';
+    socket.on('data', (chunk: Buffer) => {
+      if (received === 0) {
+        status = chunk.toString('latin1', 0, 12);
+        socket.pause();
+      }
+      received += chunk.length;
+    });
+    socket.write(
+      'POST /api/tasks/compress?format=gzip&level=1 HTTP/1.1\r\nhost: x\r\n' +
+        `content-type: application/octet-stream\r\ncontent-length: ${body.length}\r\n\r\n`,
+    );
+    socket.write(body);
+    expect(await waitFor(() => received > 0, 20_000)).toBe(true);
+    expect(status).toBe('HTTP/1.1 200');
+    const started = Date.now();
+    // Silent past HTTP_CONNECTION_TIMEOUT_MS (4 s; checked every second): the server closes it.
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    const closed = once(socket, 'close');
+    socket.resume();
+    await closed;
+    console.log(
+      `client that stopped reading: cut off after ${Date.now() - started} ms, ` +
+        `${received} of more than ${body.length} bytes sent`,
+    );
+    expect(received).toBeLessThan(body.length);
   });
 
   it(`serves new requests while ${IDLE_CONNECTIONS} idle connections are open, then closes them`, async () => {

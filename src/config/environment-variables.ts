@@ -324,7 +324,7 @@ export class EnvironmentVariables {
   @IsInt()
   HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
-  /** A socket with no traffic either way (e.g. a client that stops reading its response) is closed. `auto`: the longer of `TASK_TIMEOUT_MS` and `HTTP_REQUEST_TIMEOUT_MS`, plus 10 s. An explicit value must be `0` (never) or longer than `TASK_TIMEOUT_MS`, since a socket is silent while its task runs. */
+  /** A connection with a request in flight and no traffic either way for this long (e.g. a client that stops reading its response) is closed; checked every second. Idle keep-alive connections follow `HTTP_KEEP_ALIVE_TIMEOUT_MS`, silent new ones `HTTP_HEADERS_TIMEOUT_MS`. `auto`: the longer of `TASK_TIMEOUT_MS` and `HTTP_REQUEST_TIMEOUT_MS`, plus 10 s. An explicit value must be `0` (never) or longer than `TASK_TIMEOUT_MS`, since a connection is silent while its task runs. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('HTTP_CONNECTION_TIMEOUT_MS'))
   @Min(0)

@@ -99,6 +99,36 @@ describe(ConnectionTracker.name, () => {
     expect((await answer).body).toBe('late');
   });
 
+  it('closes a connection silent that long with a request in flight, and no other', async () => {
+    const idle = await get(new Agent({ keepAlive: true }), `${h.url}/`);
+    const answer = get(agent, `${h.url}/hold`).catch((error: Error) => error);
+    await until(() => h.tracker.inFlight === 1);
+    // The first look takes the connection's bytes so far as the start of its silence.
+    expect(h.tracker.closeSilent(40)).toBe(0);
+    await new Promise((done) => setTimeout(done, 60));
+    expect(h.tracker.closeSilent(40)).toBe(1);
+    expect(await answer).toMatchObject({ message: 'socket hang up' });
+    // The idle keep-alive connection is left to the keep-alive timeout.
+    expect(idle.socket.destroyed).toBe(false);
+    idle.socket.destroy();
+  });
+
+  it('counts any traffic on the connection as a sign of life', async () => {
+    const upload = request(`${h.url}/hold`, { agent, method: 'POST' });
+    upload.on('error', () => undefined);
+    upload.write('first part');
+    await until(() => h.tracker.inFlight === 1);
+    expect(h.tracker.closeSilent(40)).toBe(0);
+    await new Promise((done) => setTimeout(done, 60));
+    const server = h.accepted[0]!;
+    const readBefore = server.bytesRead;
+    upload.write('second part');
+    await until(() => server.bytesRead > readBefore);
+    expect(h.tracker.closeSilent(40)).toBe(0);
+    await new Promise((done) => setTimeout(done, 60));
+    expect(h.tracker.closeSilent(40)).toBe(1);
+  });
+
   it('counts a connection from the moment it is accepted, before any request', async () => {
     const socket = connect(h.port, '127.0.0.1');
     await until(() => h.tracker.openConnections === 1);

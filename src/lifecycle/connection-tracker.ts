@@ -10,6 +10,10 @@ interface SocketState {
   active: number;
   /** When its last response ended, or it was accepted: how long it has sat unused. */
   idleSince: number;
+  /** Bytes read and written when `closeSilent` last looked. */
+  traffic: number;
+  /** Since when `closeSilent` has seen no traffic while a request was in flight. */
+  quietSince: number;
 }
 
 /** Where a response in flight keeps the state of its connection. */
@@ -123,6 +127,29 @@ export class ConnectionTracker {
     return closedNow;
   }
 
+  /**
+   * Closes each connection that has had a request in flight and no traffic either
+   * way for at least `silentMs`: a client that stopped reading its response, or
+   * that went quiet in the middle of its request. Called on an interval, it costs
+   * nothing per request; Node's own socket timeout re-arms a timer on every read
+   * and every write, four times in a plain request (ADR 0025).
+   */
+  closeSilent(silentMs: number): number {
+    const now = performance.now();
+    let closedNow = 0;
+    for (const [socket, state] of this.sockets) {
+      const traffic = socket.bytesRead + socket.bytesWritten;
+      if (state.active === 0 || traffic !== state.traffic) {
+        state.traffic = traffic;
+        state.quietSince = now;
+      } else if (now - state.quietSince >= silentMs) {
+        socket.destroy();
+        closedNow += 1;
+      }
+    }
+    return closedNow;
+  }
+
   /** Resolves true once no request is in flight, or false when `timeoutMs` passes first. */
   whenIdle(timeoutMs: number): Promise<boolean> {
     return this.idle.wait(this.active === 0, timeoutMs);
@@ -149,7 +176,13 @@ export class ConnectionTracker {
     const known = this.sockets.get(socket);
     if (known !== undefined) return known;
     const now = performance.now();
-    const state: SocketState = { openedAt: now, active: 0, idleSince: now };
+    const state: SocketState = {
+      openedAt: now,
+      active: 0,
+      idleSince: now,
+      traffic: 0,
+      quietSince: now,
+    };
     this.sockets.set(socket, state);
     socket.once('close', () => {
       this.sockets.delete(socket);

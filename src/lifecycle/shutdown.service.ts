@@ -17,6 +17,9 @@ import { ListenerHold } from './listener-hold';
  */
 export type LifecyclePhase = 'serving' | 'stopping' | 'draining' | 'closed';
 
+/** How often connections are checked for silence (`HTTP_CONNECTION_TIMEOUT_MS`): the timeout's precision. */
+const SILENCE_CHECK_MS = 1_000;
+
 /** After the budget, cancelled tasks answer within this time (503 SHUTTING_DOWN) before sockets are cut. */
 const CANCELLED_ANSWER_GRACE_MS = 1_000;
 
@@ -54,10 +57,19 @@ export class ShutdownService {
     return this.current;
   }
 
-  /** The server whose listener the drain closes and whose connections it tracks and closes. */
+  /**
+   * The server whose listener the drain closes and whose connections it tracks
+   * and closes, those silent for `HTTP_CONNECTION_TIMEOUT_MS` included.
+   */
   bind(server: Server): void {
     this.server = server;
     server.on('connection', (socket: Socket) => this.connections.opened(socket));
+    const silentMs = this.config.http.connectionTimeoutMs;
+    if (silentMs > 0) {
+      const check = setInterval(() => this.connections.closeSilent(silentMs), SILENCE_CHECK_MS);
+      check.unref();
+      server.once('close', () => clearInterval(check));
+    }
     this.hold = new ListenerHold(
       server,
       () => this.current === 'serving' || this.current === 'stopping',
