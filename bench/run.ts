@@ -30,6 +30,7 @@ import {
   type Throughput,
 } from './lib/load';
 import { parallelRate } from './lib/parallel-rate';
+import { pinnedLoadUnavailable, pinnedThroughput, pinProcess } from './lib/pinned-load';
 import { writeReport, type BenchReport, type ConfigResult } from './lib/report';
 import { ROOT, startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
@@ -333,8 +334,71 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
         };
       }
     }
+    await pinnedLight(configs, servers, results);
   } finally {
     for (const server of servers.values()) await server.stop();
+  }
+}
+
+/**
+ * The light route once more, server-bound (`lib/pinned-load.ts`): each
+ * one-process server alone on the last core, wrk on the first, in rounds like
+ * the others. Last, so that pinning touches nothing else that is measured.
+ */
+async function pinnedLight(
+  configs: readonly Configuration[],
+  servers: ReadonlyMap<string, Server>,
+  results: ReadonlyMap<string, ConfigResult>,
+): Promise<void> {
+  const unavailable = pinnedLoadUnavailable(CORES);
+  if (unavailable !== undefined) {
+    log(`light route, server-bound: skipped, ${unavailable}`);
+    return;
+  }
+  const pinned = configs.filter((c) => c.processes === 1 && c.workloads.includes('light'));
+  log(
+    `light route, server-bound: each server on core ${CORES - 1}, wrk on core 0, ${LIGHT_CONNECTIONS} connections`,
+  );
+  const url = (server: Server) => `${server.url}/health/live`;
+  const rounds = new Map<string, Array<Throughput & { mainThreadCpuMicros: number }>>();
+  for (let round = 1; round <= PLAN.rounds; round++) {
+    for (const config of pinned) {
+      const server = servers.get(config.key);
+      if (server === undefined) continue;
+      pinProcess(server.pid, String(CORES - 1));
+      try {
+        await pinnedThroughput(url(server), LIGHT_CONNECTIONS, Math.max(1, PLAN.roundWarmSeconds));
+        const cpuBefore = server.mainThreadCpuMicros();
+        const counted = await pinnedThroughput(url(server), LIGHT_CONNECTIONS, PLAN.roundSeconds);
+        const answered = counted.ok + counted.non2xx;
+        rounds.set(config.key, [
+          ...(rounds.get(config.key) ?? []),
+          {
+            ...counted,
+            mainThreadCpuMicros: (server.mainThreadCpuMicros() - cpuBefore) / Math.max(1, answered),
+          },
+        ]);
+      } finally {
+        pinProcess(server.pid, `0-${CORES - 1}`);
+      }
+    }
+    log(
+      `  round ${round}/${PLAN.rounds}: ` +
+        [...rounds]
+          .map(([key, all]) => `${key} ${Math.round(all.at(-1)?.perSecond ?? 0)}`)
+          .join(', ') +
+        ` per s`,
+    );
+  }
+  for (const [key, all] of rounds) {
+    const result = results.get(key);
+    if (result === undefined) continue;
+    const { mainThreadCpuMicros, ...median } = medianRound(all);
+    result.lightPinned = median;
+    result.mainThreadCpuMicros = {
+      ...result.mainThreadCpuMicros,
+      lightPinned: mainThreadCpuMicros,
+    };
   }
 }
 
@@ -521,15 +585,16 @@ function printHotPath(configs: readonly ConfigResult[], loadBefore: number): voi
     value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
   const lines = [
     `load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] ?? NaN).toFixed(2)} after`,
-    'configuration | light req/s (÷ bare) | tiny req/s (÷ lean) | main-thread µs/tiny (÷ lean) | µs/light',
+    'configuration | light req/s (÷ bare) | light server-bound req/s (÷ bare) | tiny req/s (÷ lean) | main-thread µs/tiny (÷ lean) | µs/light | µs/light server-bound',
   ];
   for (const c of configs) {
     const cpu = c.mainThreadCpuMicros;
     lines.push(
       `${c.key} | ${fixed(c.light?.perSecond)} (${fixed((c.light?.perSecond ?? NaN) / (bare?.light?.perSecond ?? NaN), 2)})` +
+        ` | ${fixed(c.lightPinned?.perSecond)} (${fixed((c.lightPinned?.perSecond ?? NaN) / (bare?.lightPinned?.perSecond ?? NaN), 2)})` +
         ` | ${fixed(c.tiny?.perSecond)} (${fixed((c.tiny?.perSecond ?? NaN) / (lean?.tiny?.perSecond ?? NaN), 2)})` +
         ` | ${fixed(cpu?.tiny)} (${fixed((cpu?.tiny ?? NaN) / (lean?.mainThreadCpuMicros?.tiny ?? NaN), 2)})` +
-        ` | ${fixed(cpu?.light)}`,
+        ` | ${fixed(cpu?.light)} | ${fixed(cpu?.lightPinned)}`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);

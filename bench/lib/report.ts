@@ -20,6 +20,8 @@ export interface ConfigResult {
   /** Why this configuration has no (or only some) numbers. */
   error?: string;
   light?: Throughput;
+  /** The light route server-bound: the server alone on one core, wrk on another (`pinned-load.ts`). */
+  lightPinned?: Throughput;
   isolation?: {
     readonly idle: LatencySummary & { readonly timedOut?: number };
     readonly busy: LatencySummary & { readonly timedOut?: number };
@@ -32,7 +34,7 @@ export interface ConfigResult {
    * CPU of the event loops (every process's main thread, from /proc) per answered request,
    * in µs, in the round the rate was taken from.
    */
-  mainThreadCpuMicros?: { light?: number; tiny?: number };
+  mainThreadCpuMicros?: { light?: number; lightPinned?: number; tiny?: number };
   hash?: { transfer?: LatencySummary; clone?: LatencySummary };
   /** Lean only: from posting the 32 MiB body to the thread starting on it. */
   hashHandoff?: { transfer: LatencySummary; clone: LatencySummary };
@@ -100,6 +102,16 @@ export function computeTargets(report: BenchReport): TargetResult[] {
         'atLeast',
         0.8,
       ),
+      ...(c.lightPinned === undefined
+        ? []
+        : [
+            checkTarget(
+              `light route ${name}, server-bound (pinned, wrk) ÷ bare Fastify`,
+              ratio(c.lightPinned.perSecond, bare?.lightPinned?.perSecond),
+              'atLeast',
+              0.8,
+            ),
+          ]),
       checkTarget(
         `tiny tasks ${name} ÷ lean`,
         ratio(c.tiny?.perSecond, lean?.tiny?.perSecond),
@@ -187,6 +199,7 @@ export function renderMarkdown(report: BenchReport): string {
       [
         'configuration',
         'light route req/s',
+        'light route req/s, server-bound',
         'probe idle p50 / p99 ms',
         'probe busy p50 / p99 / max ms',
         'busy ÷ idle p99',
@@ -198,6 +211,7 @@ export function renderMarkdown(report: BenchReport): string {
         .map((c) => [
           c.label,
           fmt(c.light?.perSecond),
+          fmt(c.lightPinned?.perSecond),
           c.isolation ? `${ms(c.isolation.idle.p50)} / ${ms(c.isolation.idle.p99)}` : '–',
           c.isolation ? busyCell(c.isolation.busy) : '–',
           c.isolation ? `${fmt(isolationRatio(c), 1)} ×` : '–',
@@ -216,6 +230,7 @@ export function renderMarkdown(report: BenchReport): string {
           [
             c.label,
             fmt(c.mainThreadCpuMicros.light),
+            fmt(c.mainThreadCpuMicros.lightPinned),
             fmt(c.mainThreadCpuMicros.tiny),
             fmt(
               ratio(c.mainThreadCpuMicros.tiny, find(report, 'lean')?.mainThreadCpuMicros?.tiny),
@@ -230,7 +245,13 @@ export function renderMarkdown(report: BenchReport): string {
       'worker threads excluded; `/proc/<pid>/task/<pid>/stat`) over the round, ÷ the requests answered in it:',
     '',
     markdownTable(
-      ['configuration', 'light route µs/request', 'tiny task µs/request', 'tiny ÷ lean'],
+      [
+        'configuration',
+        'light route µs/request',
+        'light route µs/request, server-bound',
+        'tiny task µs/request',
+        'tiny ÷ lean',
+      ],
       cpuRows,
     ),
     '',
