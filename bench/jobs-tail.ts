@@ -91,6 +91,36 @@ async function fetchLoop(url: string, rate: number, seconds: number): Promise<Op
   };
 }
 
+/** As bench/jobs.ts's throughput run: `count` jobs over 32 connections, until all succeeded. */
+async function burstOf(url: string, count: number): Promise<void> {
+  const succeeded = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const lines = text
+      .split('\n')
+      .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
+    return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
+  };
+  const before = await succeeded();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < count) {
+        next += 1;
+        const response = await fetch(`${url}/api/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: BODY,
+        });
+        await response.arrayBuffer();
+      }
+    }),
+  );
+  const started = performance.now();
+  while ((await succeeded()) - before < count && performance.now() - started < 120_000) {
+    await sleep(20);
+  }
+}
+
 /** Microseconds so far that some runnable task waited for a core (Linux PSI), or NaN. */
 function cpuPressureMicros(): number {
   try {
@@ -186,14 +216,31 @@ async function main(): Promise<void> {
       const at = pair.indexOf('=');
       env[pair.slice(0, at)] = pair.slice(at + 1);
     }
-    const { gen = 'raw', get, control = '0', argv = '', main = args.main ?? 'dist/main.js' } = env;
+    const {
+      gen = 'raw',
+      get,
+      control = '0',
+      argv = '',
+      main = args.main ?? 'dist/main.js',
+      burst = '0',
+    } = env;
+    delete env.burst;
     delete env.main;
     delete env.gen;
     delete env.get;
     delete env.control;
     delete env.argv;
     const nodeArgs = argv.split(' ').filter(Boolean);
-    return { label, gen, get: get === '1', control: Number(control), nodeArgs, main, env };
+    return {
+      label,
+      gen,
+      get: get === '1',
+      control: Number(control),
+      nodeArgs,
+      main,
+      burst: Number(burst),
+      env,
+    };
   });
   const rate = Number(args.rate);
   const seconds = Number(args.seconds);
@@ -218,6 +265,7 @@ async function main(): Promise<void> {
         });
         try {
           await fetchLoop(service.url, 100, 2); // warm-up
+          if (variant.burst > 0) await burstOf(service.url, variant.burst);
           await sleep(1000);
           await processMetrics(service.url); // resets the event-loop histograms
           const schedBefore = clusterSched(service.pid);
