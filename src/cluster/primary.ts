@@ -7,6 +7,7 @@ import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
 import { answeredIn, isReadyMessage, LOAD_REPORT_MS, makeRoomMessage } from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
 import { ShareWatch } from './share-watch';
+import { httpProcessExecArgv } from './http-process-argv';
 
 /** A new process that has not said it is ready by then is treated as failed (rolling reload). */
 const START_TIMEOUT_MS = 60_000;
@@ -257,6 +258,10 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   // process that is dying, so none hangs (ADR 0010); Node's round robin would hand it on.
   cluster.schedulingPolicy =
     config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+  // Shorter scavenges in the HTTP processes (CLUSTER_MAX_SEMI_SPACE_MB, ADR 0024).
+  cluster.setupPrimary({
+    execArgv: httpProcessExecArgv(process.execArgv, config.cluster.maxSemiSpaceMb),
+  });
   setInterval(rebalance, LOAD_REPORT_MS).unref();
   startClusterMetrics({ cacheMs: config.metrics.cacheMs });
   // Every process's clients count against one quota (QUOTA_*), held here.

@@ -36,6 +36,8 @@ export abstract class AppConfig {
     readonly workers: number;
     /** `kernel`: the processes accept from one shared socket; `round-robin`: the primary hands connections on. */
     readonly schedulingPolicy: ClusterSchedulingPolicy;
+    /** `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or `NODE_OPTIONS` sets it. */
+    readonly maxSemiSpaceMb: number;
   };
   abstract readonly pool: {
     /** Worker threads in this process; 0 runs tasks inline on the event loop. */

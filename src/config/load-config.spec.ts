@@ -60,6 +60,7 @@ describe(loadConfig.name, () => {
       maxConnectionAgeMs: 5_000,
     });
     expect(config.cluster.schedulingPolicy).toBe('kernel');
+    expect(config.cluster.maxSemiSpaceMb).toBe(2);
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
       maxTasksPerThread: 0,
@@ -147,6 +148,16 @@ describe(loadConfig.name, () => {
       http: { port: 8080 },
       readiness: { queueHighWater: 0.5 },
     });
+  });
+
+  it('leaves the HTTP processes’ semi-space to NODE_OPTIONS when it sets one', () => {
+    expect(loadConfig({ CLUSTER_MAX_SEMI_SPACE_MB: '8' }, machine).cluster.maxSemiSpaceMb).toBe(8);
+    expect(
+      loadConfig(
+        { NODE_OPTIONS: '--max-semi-space-size=32', CLUSTER_MAX_SEMI_SPACE_MB: '8' },
+        machine,
+      ).cluster.maxSemiSpaceMb,
+    ).toBe(0);
   });
 
   it('treats empty values as unset', () => {

@@ -95,7 +95,9 @@ export function loadConfig(
   if (errors.length > 0) throw new ConfigError(errors.flatMap((error) => describe(error, raw)));
   const conflicts = crossChecks(vars);
   if (conflicts.length > 0) throw new ConfigError(conflicts);
-  return deepFreeze(resolveConfig(vars, machine));
+  // NODE_OPTIONS is Node's, not ours: only read to leave an operator's own semi-space alone.
+  const nodeOptionsSetSemiSpace = /--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? '');
+  return deepFreeze(resolveConfig(vars, machine, nodeOptionsSetSemiSpace));
 }
 
 /** The message with the value as it was written, not as it was converted (`'x'`, not NaN). */
@@ -155,7 +157,11 @@ function authChecks(vars: EnvironmentVariables): string[] {
 /** Margin of the `auto` connection timeout over the task deadline, for writing the response. */
 export const CONNECTION_TIMEOUT_MARGIN_MS = 10_000;
 
-function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppConfig {
+function resolveConfig(
+  vars: EnvironmentVariables,
+  machine: MachineFacts,
+  nodeOptionsSetSemiSpace = false,
+): AppConfig {
   const clusterWorkers = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
   // Processes × threads should not exceed the cores: a CPU-bound thread beyond
   // that only adds context switches and makes every task slower.
@@ -208,7 +214,11 @@ function resolveConfig(vars: EnvironmentVariables, machine: MachineFacts): AppCo
       maxRequestsPerConnection: vars.HTTP_MAX_REQUESTS_PER_CONNECTION,
       maxConnectionAgeMs: vars.HTTP_MAX_CONNECTION_AGE_MS,
     },
-    cluster: { workers: clusterWorkers, schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY },
+    cluster: {
+      workers: clusterWorkers,
+      schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY,
+      maxSemiSpaceMb: nodeOptionsSetSemiSpace ? 0 : vars.CLUSTER_MAX_SEMI_SPACE_MB,
+    },
     pool: {
       threads,
       maxQueue,
