@@ -47,7 +47,11 @@ const variant = process.argv
   .find((arg) => arg.startsWith('--variant='))
   ?.slice('--variant='.length)
   .split(',')
-  .map((pair) => pair.split('=') as [string, string]);
+  // The value may hold `=` itself (NODE_OPTIONS=--max-semi-space-size=2).
+  .map((pair): [string, string] => [
+    pair.slice(0, pair.indexOf('=')),
+    pair.slice(pair.indexOf('=') + 1),
+  ]);
 
 /** Every duration and count of the run; `--quick` shrinks them. */
 const PLAN = quick

@@ -83,12 +83,12 @@ export class EnvironmentVariables {
   @IsIn(CLUSTER_SCHEDULING_POLICIES)
   CLUSTER_SCHEDULING_POLICY: ClusterSchedulingPolicy = 'kernel';
 
-  /** V8's largest young-generation semi-space, in MiB, for each HTTP process the primary forks (`--max-semi-space-size`, ADR 0024). Each scavenge stops the event loop for as long as it copies what survived: at 500 submissions/s V8's default (16 MiB) stopped a process 4-27 ms about once a second, 2 MiB 0.6-1.6 ms about ten times a second. `0`: V8's default. Not applied when `NODE_OPTIONS` sets `--max-semi-space-size`, nor with `CLUSTER_WORKERS=1` (no fork: set it in `NODE_OPTIONS` there). */
+  /** V8's largest young-generation semi-space, in MiB, for each HTTP process the primary forks (`--max-semi-space-size`, ADR 0024). Each scavenge stops the event loop for as long as it copies what survived: at 500 submissions/s V8's default (16 MiB) stopped a process 4-27 ms about once a second, 2 MiB 0.6-1.6 ms about ten times a second, but tiny tasks then ran at 0.8 × the rate (8 MiB: 0.87 ×) for the extra collections. `0`: V8's default, the default; 2 where the tail latency of small requests matters more than their throughput. Not applied when `NODE_OPTIONS` sets `--max-semi-space-size`, nor with `CLUSTER_WORKERS=1` (no fork: set it in `NODE_OPTIONS` there). */
   @Type(() => Number)
   @Min(0)
   @Max(1024)
   @IsInt()
-  CLUSTER_MAX_SEMI_SPACE_MB = 2;
+  CLUSTER_MAX_SEMI_SPACE_MB = 0;
 
   /** Worker threads per process. `auto`: usable cores ÷ processes, at least 1. `0` runs tasks inline on the event loop (for comparison only). */
   @autoOrNumber()

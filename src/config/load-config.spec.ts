@@ -60,7 +60,7 @@ describe(loadConfig.name, () => {
       maxConnectionAgeMs: 5_000,
     });
     expect(config.cluster.schedulingPolicy).toBe('kernel');
-    expect(config.cluster.maxSemiSpaceMb).toBe(2);
+    expect(config.cluster.maxSemiSpaceMb).toBe(0);
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
       maxTasksPerThread: 0,
