@@ -258,7 +258,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   // process that is dying, so none hangs (ADR 0010); Node's round robin would hand it on.
   cluster.schedulingPolicy =
     config.cluster.schedulingPolicy === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
-  // Shorter scavenges in the HTTP processes (CLUSTER_MAX_SEMI_SPACE_MB, ADR 0024).
+  // The HTTP processes' young generation, when CLUSTER_MAX_SEMI_SPACE_MB sets one (ADR 0024).
   cluster.setupPrimary({
     execArgv: httpProcessExecArgv(process.execArgv, config.cluster.maxSemiSpaceMb),
   });
