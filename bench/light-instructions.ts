@@ -3,11 +3,7 @@
  * callgrind: the same count run after run, whatever else the machine does,
  * where times on a shared 2-core machine vary by a third (ADR 0025).
  *
- *   npm run build && npx tsx bench/light-instructions.ts [--tiny] [--before=<checkout>]
- *
- * `--tiny` counts a tiny task instead (`compute`, 100 iterations, as the main
- * bench sends it), against lean (Fastify + Piscina) rather than bare Fastify;
- * the thread's instructions are in the count too.
+ *   npm run build && npx tsx bench/light-instructions.ts [--before=<checkout>]
  *
  * Each server runs under callgrind with counting off. After 40,000 requests
  * (the JIT has settled), two windows of 20,000 are counted: the user-space
@@ -18,7 +14,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { fixedAmount, type Target } from './lib/load';
+import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
 
 const WARM_REQUESTS = 40_000;
@@ -47,20 +43,8 @@ const service = (key: string, checkout: string): Subject => ({
   env: { CLUSTER_WORKERS: '1', NODE_ENV: 'production', LOG_LEVEL: 'info' },
 });
 
-const tiny = process.argv.includes('--tiny');
-const WORK: Omit<Target, 'url'> = tiny
-  ? {
-      path: '/api/tasks/compute',
-      method: 'POST',
-      body: JSON.stringify({ iterations: 100, payloadSize: 100 }),
-      contentType: 'application/json',
-    }
-  : { path: '/health/live' };
-
 const SUBJECTS: readonly Subject[] = [
-  tiny
-    ? baseline('lean', 'lean-server.ts', { POOL_THREADS: '2', WORKER_NICE_INCREMENT: '19' })
-    : baseline('bare', 'bare-fastify.ts'),
+  baseline('bare', 'bare-fastify.ts'),
   baseline('nest', 'nest-minimal.ts', { POOL_THREADS: '2' }),
   service('pool', ROOT),
   ...process.argv
@@ -106,8 +90,8 @@ async function count(subject: Subject, port: number): Promise<number[]> {
     },
   );
   try {
-    const target: Target = { url: `http://127.0.0.1:${port}`, ...WORK };
-    await answering(`${target.url}/health/live`, child);
+    const target = { url: `http://127.0.0.1:${port}`, path: '/health/live' };
+    await answering(`${target.url}${target.path}`, child);
     await fixedAmount(target, CONNECTIONS, WARM_REQUESTS);
     for (let window = 0; window < WINDOWS; window++) {
       callgrind(child.pid!, '-z');
@@ -130,17 +114,15 @@ async function count(subject: Subject, port: number): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  const lines = [
-    `server | instructions per ${tiny ? 'tiny task' : 'light request'} (each window) | ÷ ${SUBJECTS[0]!.key}`,
-  ];
-  let first: number | undefined;
+  const lines = ['server | instructions per light request (each window) | ÷ bare'];
+  let bare: number | undefined;
   for (const [index, subject] of SUBJECTS.entries()) {
     process.stderr.write(`${subject.key}: under callgrind…\n`);
     const windows = await count(subject, 3_900 + index);
     const last = windows.at(-1) ?? NaN;
-    first ??= last;
+    bare ??= last;
     lines.push(
-      `${subject.key} | ${windows.map((n) => Math.round(n).toLocaleString('en')).join(' / ')} | ${(last / first).toFixed(2)}`,
+      `${subject.key} | ${windows.map((n) => Math.round(n).toLocaleString('en')).join(' / ')} | ${(last / bare).toFixed(2)}`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
