@@ -300,7 +300,7 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
         );
         lastRate.set(config.key, warm.perSecond);
       }
-      const rounds = new Map<string, Array<Throughput & { mainThreadCpuMicros: number }>>();
+      const rounds: Rounds = new Map();
       for (let round = 1; round <= PLAN.rounds; round++) {
         for (const config of configs) {
           const server = servers.get(config.key);
@@ -319,24 +319,9 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
           lastRate.set(config.key, measured.perSecond);
           rounds.set(config.key, [...(rounds.get(config.key) ?? []), measured]);
         }
-        log(
-          `  round ${round}/${PLAN.rounds}: ` +
-            [...rounds]
-              .map(([key, all]) => `${key} ${Math.round(all.at(-1)?.perSecond ?? 0)}`)
-              .join(', ') +
-            ` per s`,
-        );
+        logRound(round, rounds);
       }
-      for (const [key, all] of rounds) {
-        const result = results.get(key);
-        if (result === undefined) continue;
-        const { mainThreadCpuMicros, ...median } = medianRound(all);
-        result[workload] = median;
-        result.mainThreadCpuMicros = {
-          ...result.mainThreadCpuMicros,
-          [workload]: mainThreadCpuMicros,
-        };
-      }
+      keepMedians(rounds, results, workload);
     }
     await pinnedLight(configs, servers, results);
   } finally {
@@ -364,7 +349,7 @@ async function pinnedLight(
     `light route, server-bound: each server on core ${CORES - 1}, wrk on core 0, ${LIGHT_CONNECTIONS} connections`,
   );
   const url = (server: Server) => `${server.url}/health/live`;
-  const rounds = new Map<string, Array<Throughput & { mainThreadCpuMicros: number }>>();
+  const rounds: Rounds = new Map();
   for (let round = 1; round <= PLAN.rounds; round++) {
     for (const config of pinned) {
       const server = servers.get(config.key);
@@ -386,23 +371,36 @@ async function pinnedLight(
         pinProcess(server.pid, `0-${CORES - 1}`);
       }
     }
-    log(
-      `  round ${round}/${PLAN.rounds}: ` +
-        [...rounds]
-          .map(([key, all]) => `${key} ${Math.round(all.at(-1)?.perSecond ?? 0)}`)
-          .join(', ') +
-        ` per s`,
-    );
+    logRound(round, rounds);
   }
+  keepMedians(rounds, results, 'lightPinned');
+}
+
+/** Each configuration's rounds of one workload: the rate and main-thread µs per request. */
+type Rounds = Map<string, Array<Throughput & { mainThreadCpuMicros: number }>>;
+
+function logRound(round: number, rounds: Rounds): void {
+  log(
+    `  round ${round}/${PLAN.rounds}: ` +
+      [...rounds]
+        .map(([key, all]) => `${key} ${Math.round(all.at(-1)?.perSecond ?? 0)}`)
+        .join(', ') +
+      ` per s`,
+  );
+}
+
+/** The median round of each configuration becomes its result for `workload`. */
+function keepMedians(
+  rounds: Rounds,
+  results: ReadonlyMap<string, ConfigResult>,
+  workload: 'light' | 'lightPinned' | 'tiny',
+): void {
   for (const [key, all] of rounds) {
     const result = results.get(key);
     if (result === undefined) continue;
     const { mainThreadCpuMicros, ...median } = medianRound(all);
-    result.lightPinned = median;
-    result.mainThreadCpuMicros = {
-      ...result.mainThreadCpuMicros,
-      lightPinned: mainThreadCpuMicros,
-    };
+    result[workload] = median;
+    result.mainThreadCpuMicros = { ...result.mainThreadCpuMicros, [workload]: mainThreadCpuMicros };
   }
 }
 
