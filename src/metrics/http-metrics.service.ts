@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, register } from 'prom-client';
-import { freshMetric } from './metric-registry';
+import { Counter } from 'prom-client';
+import { freshMetric, registered } from './metric-registry';
 import { ResponseHistogram } from './response-histogram';
 
 const HTTP_BUCKETS = [
@@ -25,15 +25,13 @@ export interface ResponseSample {
  */
 @Injectable()
 export class HttpMetricsService {
-  private readonly duration = freshMetric('http_request_duration_seconds', () => {
-    const histogram = new ResponseHistogram(
+  private readonly duration = registered(
+    new ResponseHistogram(
       'http_request_duration_seconds',
       'HTTP request duration, from arrival to the last byte of the response',
       HTTP_BUCKETS,
-    );
-    register.registerMetric(histogram.asMetric());
-    return histogram;
-  });
+    ),
+  );
   private readonly errors = freshMetric(
     'http_errors_total',
     () =>

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, register } from 'prom-client';
 import { PROCESS_LABEL } from './cluster-metrics.protocol';
+import type { LabelledMetric } from './labelled-metric';
 
 /**
  * Creates a metric in prom-client's default registry, first removing one of the
@@ -10,6 +11,16 @@ import { PROCESS_LABEL } from './cluster-metrics.protocol';
 export function freshMetric<M>(name: string, create: () => M): M {
   register.removeSingleMetric(name);
   return create();
+}
+
+/** A corepool `LabelledMetric`, registered in prom-client's default registry as `freshMetric` does. */
+export function registered<M extends Pick<LabelledMetric<never, never>, 'name' | 'asMetric'>>(
+  metric: M,
+): M {
+  return freshMetric(metric.name, () => {
+    register.registerMetric(metric.asMetric());
+    return metric;
+  });
 }
 
 /**

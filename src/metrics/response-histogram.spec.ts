@@ -53,10 +53,14 @@ describe('ResponseHistogram', () => {
     );
   });
 
-  it('forgets every series on reset, as the registry’s resetMetrics asks', async () => {
+  it('zeroes every series on reset, and goes on counting in the series its callers keep', async () => {
     const { ours, fast } = both(OBSERVATIONS);
     fast.reset();
-    expect(await ours.metrics()).not.toContain(`${NAME}_count`);
+    const text = await ours.metrics();
+    expect(text).toContain(`${NAME}_count{method="GET",route="/health/live",status_code="200"} 0`);
+    expect(text).toContain(
+      `${NAME}_bucket{le="+Inf",method="GET",route="/health/live",status_code="200"} 0`,
+    );
     fast.observe('GET', '/health/live', 200, 0.002);
     expect(await ours.metrics()).toContain(
       `${NAME}_count{method="GET",route="/health/live",status_code="200"} 1`,

@@ -1,11 +1,12 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '../config/app-config';
 import { BodyMemoryBudget } from '../http/body-memory-budget';
 import { REFUSAL_REASONS } from '../scheduler/refusal';
 import type { SchedulerState } from '../scheduler/task-scheduler';
 import { WorkerPoolService } from '../workers/worker-pool.service';
-import { freshMetric } from './metric-registry';
+import { LabelledHistogram } from './labelled-histogram';
+import { freshMetric, registered } from './metric-registry';
 import { taskBuckets } from './task-buckets';
 
 /**
@@ -24,15 +25,14 @@ export const OTHER_KEYS = 'other';
  */
 @Injectable()
 export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
-  private readonly queueDelay = freshMetric(
-    'compute_scheduler_queue_delay_seconds',
-    () =>
-      new Histogram({
-        name: 'compute_scheduler_queue_delay_seconds',
-        help: 'Time a task waited in the scheduler before it reached a thread (CoDel sojourn)',
-        buckets: taskBuckets(this.config.pool.taskTimeoutMs),
-      }),
-  );
+  private readonly queueDelay = registered(
+    new LabelledHistogram(
+      'compute_scheduler_queue_delay_seconds',
+      'Time a task waited in the scheduler before it reached a thread (CoDel sojourn)',
+      [],
+      taskBuckets(this.config.pool.taskTimeoutMs),
+    ),
+  ).series({});
   private unsubscribe: (() => void) | undefined;
 
   constructor(

@@ -1,9 +1,10 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
 import { WorkerPoolService, type TaskOutcome } from '../workers/worker-pool.service';
-import { freshMetric } from './metric-registry';
+import { LabelledCounter, type CounterSeries } from './labelled-counter';
+import { LabelledHistogram, type HistogramSeries } from './labelled-histogram';
+import { registered } from './metric-registry';
 import { taskBuckets } from './task-buckets';
 
 const OUTCOMES: readonly TaskOutcome[] = [
@@ -15,38 +16,40 @@ const OUTCOMES: readonly TaskOutcome[] = [
   'crashed',
 ];
 
+/** One task's series, kept so that a settled task costs no label lookup. */
+interface TaskSeries {
+  readonly outcomes: Readonly<Record<TaskOutcome, CounterSeries>>;
+  readonly waitSeconds: HistogramSeries;
+  readonly runSeconds: HistogramSeries;
+}
+
 /** Counts and times every task the pool settles, whatever its outcome and whoever ran it. */
 @Injectable()
 export class TaskMetricsService implements OnModuleInit, OnModuleDestroy {
-  private readonly tasks = freshMetric(
-    'compute_tasks_total',
-    () =>
-      new Counter({
-        name: 'compute_tasks_total',
-        help: 'Tasks settled, by task and outcome (success, failed, timeout, rejected, cancelled, crashed)',
-        labelNames: ['task', 'outcome'],
-      }),
+  private readonly tasks = registered(
+    new LabelledCounter(
+      'compute_tasks_total',
+      'Tasks settled, by task and outcome (success, failed, timeout, rejected, cancelled, crashed)',
+      ['task', 'outcome'],
+    ),
   );
-  private readonly runSeconds = freshMetric(
-    'compute_task_run_seconds',
-    () =>
-      new Histogram({
-        name: 'compute_task_run_seconds',
-        help: 'Time a task ran on its thread',
-        labelNames: ['task'],
-        buckets: taskBuckets(this.config.pool.taskTimeoutMs),
-      }),
+  private readonly runSeconds = registered(
+    new LabelledHistogram(
+      'compute_task_run_seconds',
+      'Time a task ran on its thread',
+      ['task'],
+      taskBuckets(this.config.pool.taskTimeoutMs),
+    ),
   );
-  private readonly waitSeconds = freshMetric(
-    'compute_task_wait_seconds',
-    () =>
-      new Histogram({
-        name: 'compute_task_wait_seconds',
-        help: 'Time a task waited for a thread, from the request arrival',
-        labelNames: ['task'],
-        buckets: taskBuckets(this.config.pool.taskTimeoutMs),
-      }),
+  private readonly waitSeconds = registered(
+    new LabelledHistogram(
+      'compute_task_wait_seconds',
+      'Time a task waited for a thread, from the request arrival',
+      ['task'],
+      taskBuckets(this.config.pool.taskTimeoutMs),
+    ),
   );
+  private readonly byTask = new Map<string, TaskSeries>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -56,20 +59,35 @@ export class TaskMetricsService implements OnModuleInit, OnModuleDestroy {
   ) {
     // Every series exists from the start, at 0: rate() sees the first failure,
     // and dashboards show an outcome that never happened as 0, not as "no data".
-    for (const { name } of registry.list()) {
-      for (const outcome of OUTCOMES) this.tasks.inc({ task: name, outcome }, 0);
-    }
+    for (const { name } of registry.list()) this.seriesOf(name);
   }
 
   onModuleInit(): void {
     this.unsubscribe = this.pool.onSettled(({ task, outcome, waitMs, runMs }) => {
-      this.tasks.inc({ task, outcome });
-      if (waitMs !== undefined) this.waitSeconds.observe({ task }, waitMs / 1000);
-      if (runMs !== undefined) this.runSeconds.observe({ task }, runMs / 1000);
+      const series = this.seriesOf(task);
+      series.outcomes[outcome].inc();
+      if (waitMs !== undefined) series.waitSeconds.observe(waitMs / 1000);
+      if (runMs !== undefined) series.runSeconds.observe(runMs / 1000);
     });
   }
 
   onModuleDestroy(): void {
     this.unsubscribe?.();
+  }
+
+  private seriesOf(task: string): TaskSeries {
+    let series = this.byTask.get(task);
+    if (series === undefined) {
+      const outcomes = Object.fromEntries(
+        OUTCOMES.map((outcome) => [outcome, this.tasks.series({ task, outcome })]),
+      ) as Record<TaskOutcome, CounterSeries>;
+      series = {
+        outcomes,
+        waitSeconds: this.waitSeconds.series({ task }),
+        runSeconds: this.runSeconds.series({ task }),
+      };
+      this.byTask.set(task, series);
+    }
+    return series;
   }
 }
