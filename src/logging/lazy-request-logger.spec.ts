@@ -18,17 +18,29 @@ function rootLogger(level: string) {
 }
 
 describe('lazy request loggers', () => {
-  it('writes lines with the request id at enabled levels, through one child made on first use', () => {
+  it('writes lines with the request id at enabled levels; a child only for a line without fields', () => {
     const { root, lines, child } = rootLogger('info');
     const log = withLazyChildren(root).child({ reqId: 'r-1' }, { level: 'info' });
-    expect(child).not.toHaveBeenCalled();
     log.info({ status: 200 }, 'request completed');
+    expect(child).not.toHaveBeenCalled();
     log.warn('second');
+    log.error(new Error('third'));
     expect(lines).toMatchObject([
       { level: 30, reqId: 'r-1', status: 200, msg: 'request completed' },
       { level: 40, reqId: 'r-1', msg: 'second' },
+      { level: 50, reqId: 'r-1', err: { message: 'third' } },
     ]);
     expect(child).toHaveBeenCalledTimes(1);
+  });
+
+  it('writes a line with fields exactly as the child would, field for field', () => {
+    const { root, lines } = rootLogger('info');
+    const fields = { req: { method: 'POST', url: '/api/tasks/hash' }, responseTime: 1.5 };
+    withLazyChildren(root).child({ reqId: 'r-6' }, { level: '' }).info(fields, 'done %s', 'now');
+    root.child({ reqId: 'r-6' }).info(fields, 'done %s', 'now');
+    const withoutTime = lines.map(({ time: _time, ...line }) => JSON.stringify(line));
+    expect(withoutTime[0]).toBe(withoutTime[1]);
+    expect(lines[0]).toMatchObject({ reqId: 'r-6', msg: 'done now', responseTime: 1.5 });
   });
 
   it('drops lines of disabled levels without making a child', () => {
