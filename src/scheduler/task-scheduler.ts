@@ -231,11 +231,14 @@ export class TaskScheduler {
         },
       };
       waiting.handle = this.queue.push(waiting);
+      this.pump();
+      // A task that found a thread free has started: it needs no rescue timer and no
+      // listener for a cancellation while it waits (two allocations fewer per task).
+      if (waiting.place === 'gone') return;
       this.armRescue(waiting, now);
       stopFollowing = this.follow(signal, () => {
         if (this.leave(waiting)) reject(abortError());
       });
-      this.pump();
     });
   }
 
