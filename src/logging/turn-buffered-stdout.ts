@@ -9,38 +9,45 @@ const ATOMIC_WRITE_BYTES = 4096;
 
 /**
  * stdout for the process's loggers: the lines of one turn of the event loop
- * leave in one `write` at the end of that turn (`setImmediate`), not one
- * each. pino's default stdout hands each line to the libuv thread pool (a
- * thread woken, an answer back to the loop) unless a write is in flight:
- * per tiny task, that was the access line's largest cost (ADR 0026). No line
- * waits past its turn, and what is pending is written before the process
- * exits. pino's own writer (sonic-boom, synchronous) does each write, with
- * its retries on a full pipe and its silence once the reader has gone.
+ * leave together at the end of that turn (`setImmediate`). pino's default
+ * stdout (sonic-boom, asynchronous) hands each line to the libuv thread pool
+ * as soon as no write is in flight: a thread woken and an answer back to the
+ * loop for nearly every line, the largest cost of a tiny task's access line
+ * (ADR 0026). Here a turn's lines are one write (or one per 4 KiB), still
+ * made by sonic-boom off the event loop: a slow reader of stdout never
+ * blocks the loop. No line waits past its turn, and what is pending is
+ * written before the process exits.
  */
 class TurnBufferedStdout implements DestinationStream {
   private pending: string[] = [];
   private scheduled = false;
-  private readonly out = pino.destination({ dest: 1, sync: true });
+  // pino's own destination: asynchronous, flushed synchronously on exit, silent once the
+  // reader has gone; a write holds at most one pipe-atomic chunk.
+  private readonly out = pino.destination({ dest: 1, sync: false, maxWrite: ATOMIC_WRITE_BYTES });
 
   constructor() {
-    process.on('exit', () => this.flushSync());
+    // pino's exit handler was registered first, with the destination: hand it what is pending.
+    process.on('exit', () => {
+      this.flushTurn();
+      this.out.flushSync();
+    });
   }
 
   write(line: string): void {
     this.pending.push(line);
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.flushSync());
+    setImmediate(() => this.flushTurn());
   }
 
-  /** pino's `logger.flush()`: the pending lines, now. */
+  /** pino's `logger.flush()`: the pending lines, then sonic-boom's own buffer. */
   flush(done?: (error?: Error) => void): void {
-    this.flushSync();
-    done?.();
+    this.flushTurn();
+    this.out.flush(done);
   }
 
-  /** Writes the pending lines in as few writes as keep each one atomic. */
-  flushSync(): void {
+  /** Hands the turn's lines to sonic-boom in chunks that each stay one atomic write. */
+  private flushTurn(): void {
     this.scheduled = false;
     const lines = this.pending;
     if (lines.length === 0) return;
