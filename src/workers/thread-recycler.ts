@@ -125,6 +125,8 @@ export class ThreadRecycler {
 
   /** Terminates the retiring threads that have finished their last task. */
   retireIdle(): void {
+    // Called after every task: Piscina builds its list of threads anew on each read.
+    if (this.retiring.size === 0) return;
     const threads = this.options.threads();
     for (const id of this.retiring) {
       if (this.terminated.has(id) || this.workers.get(id)?.currentUsage !== 0) continue;
