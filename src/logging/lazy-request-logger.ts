@@ -10,7 +10,7 @@ type LogArgs = Parameters<LogMethod>;
  * most requests of a probe or a scrape write no line, and making the child
  * (its bindings serialised) was ~1.3 µs of each (ADR 0023). Most others
  * write one line, with fields (the access line): the parent writes it, the
- * bindings merged into its fields (ADR 0026).
+ * bindings merged into its fields (ADR 0028).
  */
 export class LazyRequestLogger implements FastifyBaseLogger {
   private made: Logger | undefined;

@@ -5,7 +5,7 @@ import pino, { type DestinationStream } from 'pino';
  * process's writes (POSIX `PIPE_BUF` on Linux). The cluster's processes share
  * one stdout, so a write never holds more than this unless one line alone does.
  */
-const ATOMIC_WRITE_BYTES = 4096;
+export const ATOMIC_WRITE_BYTES = 4096;
 
 /**
  * stdout for the process's loggers: the lines of one turn of the event loop
@@ -13,25 +13,19 @@ const ATOMIC_WRITE_BYTES = 4096;
  * stdout (sonic-boom, asynchronous) hands each line to the libuv thread pool
  * as soon as no write is in flight: a thread woken and an answer back to the
  * loop for nearly every line, the largest cost of a tiny task's access line
- * (ADR 0026). Here a turn's lines are one write (or one per 4 KiB), still
+ * (ADR 0028). Here a turn's lines are one write (or one per 4 KiB), still
  * made by sonic-boom off the event loop: a slow reader of stdout never
  * blocks the loop. No line waits past its turn, and what is pending is
  * written before the process exits.
  */
-class TurnBufferedStdout implements DestinationStream {
+export class TurnBufferedStdout implements DestinationStream {
   private pending: string[] = [];
   private scheduled = false;
-  // pino's own destination: asynchronous, flushed synchronously on exit, silent once the
-  // reader has gone; a write holds at most one pipe-atomic chunk.
-  private readonly out = pino.destination({ dest: 1, sync: false, maxWrite: ATOMIC_WRITE_BYTES });
 
-  constructor() {
-    // pino's exit handler was registered first, with the destination: hand it what is pending.
-    process.on('exit', () => {
-      this.flushTurn();
-      this.out.flushSync();
-    });
-  }
+  constructor(
+    /** pino's asynchronous destination on stdout (sonic-boom), or a test's. */
+    private readonly out: Pick<ReturnType<typeof pino.destination>, 'write' | 'flush'>,
+  ) {}
 
   write(line: string): void {
     this.pending.push(line);
@@ -47,7 +41,7 @@ class TurnBufferedStdout implements DestinationStream {
   }
 
   /** Hands the turn's lines to sonic-boom in chunks that each stay one atomic write. */
-  private flushTurn(): void {
+  flushTurn(): void {
     this.scheduled = false;
     const lines = this.pending;
     if (lines.length === 0) return;
@@ -72,6 +66,17 @@ let stdout: TurnBufferedStdout | undefined;
 
 /** The process's one turn-buffered stdout (every logger of the process shares it, in order). */
 export function turnBufferedStdout(): DestinationStream {
-  stdout ??= new TurnBufferedStdout();
+  if (stdout === undefined) {
+    // pino's own destination: asynchronous, flushed synchronously on exit, silent once the
+    // reader has gone; a write holds at most one pipe-atomic chunk.
+    const out = pino.destination({ dest: 1, sync: false, maxWrite: ATOMIC_WRITE_BYTES });
+    const buffered = new TurnBufferedStdout(out);
+    // pino's exit handler was registered first, with the destination: hand it what is pending.
+    process.on('exit', () => {
+      buffered.flushTurn();
+      out.flushSync();
+    });
+    stdout = buffered;
+  }
   return stdout;
 }
