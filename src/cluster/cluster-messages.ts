@@ -1,3 +1,5 @@
+import { TaskPressure } from './task-pressure';
+
 /**
  * Messages between the cluster primary and its HTTP processes. Every message
  * carries a `corepool:`-prefixed `type`, so other messages on the same IPC
@@ -16,11 +18,18 @@ export interface MakeRoomMessage {
   readonly fraction: number;
 }
 
-/** Process → primary, every `LOAD_REPORT_MS`: requests answered since the last report. */
+/**
+ * Process → primary, every `LOAD_REPORT_MS`: requests answered since the last
+ * report, and the mean tasks in flight per thread over it (ADR 0027).
+ */
 export interface LoadMessage {
   readonly type: 'corepool:load';
   readonly answered: number;
+  readonly tasksPerThread: number;
 }
+
+/** What the primary reads from a load report. */
+export type LoadReport = Pick<LoadMessage, 'answered' | 'tasksPerThread'>;
 
 /** How often a process reports its load to the primary. */
 export const LOAD_REPORT_MS = 1_000;
@@ -35,9 +44,12 @@ export function isReadyMessage(message: unknown): boolean {
   return typeOf(message) === READY_MESSAGE.type;
 }
 
-/** The answered count of a load report, or undefined for any other message. */
-export function answeredIn(message: unknown): number | undefined {
-  return typeOf(message) === 'corepool:load' ? (message as LoadMessage).answered : undefined;
+/** The figures of a load report, or undefined for any other message. */
+export function loadIn(message: unknown): LoadReport | undefined {
+  if (typeOf(message) !== 'corepool:load') return undefined;
+  const { answered, tasksPerThread } = message as LoadMessage;
+  // A process of an older build during a rolling reload reports no tasks: count none.
+  return { answered, tasksPerThread: typeof tasksPerThread === 'number' ? tasksPerThread : 0 };
 }
 
 export function makeRoomMessage(maxMs: number, fraction: number): MakeRoomMessage {
@@ -58,11 +70,21 @@ export interface RoomMaker {
 /**
  * Follows the primary's make-room messages and reports this process's load
  * to it every `LOAD_REPORT_MS`, if this process has a primary.
+ * `tasksPerThread` gives the pool's tasks in flight per thread now.
  */
-export function followPrimary(process_: NodeJS.Process, room: RoomMaker): void {
+export function followPrimary(
+  process_: NodeJS.Process,
+  room: RoomMaker,
+  tasksPerThread: () => number,
+): void {
   if (process_.send === undefined) return;
+  const pressure = new TaskPressure(tasksPerThread);
   setInterval(() => {
-    const report: LoadMessage = { type: 'corepool:load', answered: room.takeAnswered() };
+    const report: LoadMessage = {
+      type: 'corepool:load',
+      answered: room.takeAnswered(),
+      tasksPerThread: pressure.take(),
+    };
     // A primary that went away meanwhile needs no report; the callback keeps a failed send quiet.
     if (process_.connected) process_.send?.(report, undefined, undefined, () => undefined);
   }, LOAD_REPORT_MS).unref();
