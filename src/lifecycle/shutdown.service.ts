@@ -115,6 +115,10 @@ export class ShutdownService {
   closesConnection(request: IncomingMessage): boolean {
     if (this.current === 'draining' || this.current === 'closed') return true;
     if (this.connections.takeClose()) return true;
+    // Not while the listener holds: every connection closed now can only reconnect to
+    // another process, so the age bound would move more than `makeRoom` asked, all of
+    // them when they were opened together (ADR 0027). The next response after the hold.
+    if (this.hold?.holding === true) return false;
     const { maxConnectionAgeMs } = this.config.http;
     return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
   }
