@@ -16,7 +16,11 @@ export interface MakeRoomMessage {
   readonly type: 'corepool:make-room';
   readonly maxMs: number;
   readonly fraction: number;
+  /** What `fraction` is of: every open connection (ADR 0018), or the requests in flight (ADR 0027). */
+  readonly of?: MakeRoomShare;
 }
+
+export type MakeRoomShare = 'connections' | 'requests';
 
 /**
  * Process → primary, every `LOAD_REPORT_MS`: requests answered since the last
@@ -52,8 +56,12 @@ export function loadIn(message: unknown): LoadReport | undefined {
   return { answered, tasksPerThread: typeof tasksPerThread === 'number' ? tasksPerThread : 0 };
 }
 
-export function makeRoomMessage(maxMs: number, fraction: number): MakeRoomMessage {
-  return { type: 'corepool:make-room', maxMs, fraction };
+export function makeRoomMessage(
+  maxMs: number,
+  fraction: number,
+  of: MakeRoomShare = 'connections',
+): MakeRoomMessage {
+  return { type: 'corepool:make-room', maxMs, fraction, of };
 }
 
 /** Tells the primary (if there is one) that this process listens with warm threads. */
@@ -63,7 +71,7 @@ export function notifyPrimaryReady(): void {
 
 /** What a process does when the primary asks it to make room, and what it reports (ShutdownService). */
 export interface RoomMaker {
-  makeRoom(maxMs: number, fraction: number): void;
+  makeRoom(maxMs: number, fraction: number, of?: MakeRoomShare): void;
   takeAnswered(): number;
 }
 
@@ -91,8 +99,8 @@ export function followPrimary(
   process_.on('message', (message: unknown) => {
     const type = typeOf(message);
     if (type === 'corepool:make-room') {
-      const { maxMs, fraction } = message as MakeRoomMessage;
-      room.makeRoom(maxMs, fraction);
+      const { maxMs, fraction, of } = message as MakeRoomMessage;
+      room.makeRoom(maxMs, fraction, of === 'requests' ? 'requests' : 'connections');
     }
   });
 }

@@ -135,7 +135,9 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
         fraction: Number(decision.fraction.toFixed(2)),
       },
     );
-    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction), ignore);
+    // Tasks: the fraction is of the tasks in flight, so of the requests carrying them.
+    const of = decision.reason === 'tasks' ? 'requests' : 'connections';
+    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction, of), ignore);
     quietUntil = Date.now() + MAKE_ROOM_MAX_MS + REBALANCE_QUIET_MS;
   };
 

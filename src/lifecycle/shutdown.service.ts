@@ -8,6 +8,7 @@ import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
 import { ExitCode } from './exit-codes';
 import { ListenerHold } from './listener-hold';
+import type { MakeRoomShare } from '../cluster/cluster-messages';
 
 /**
  * - `serving`: normal operation.
@@ -80,14 +81,15 @@ export class ShutdownService {
   /**
    * Makes room for a process that has just started (the primary asks, ADR
    * 0018): stops accepting for at most `maxMs`, and the next responses, as
-   * many as `fraction` of its connections, close their connections. Their
+   * many as `fraction` of its connections (or of its requests in flight, when
+   * tasks wait: ADR 0027), close their connections. Their
    * clients reconnect, and since this process does not accept, the new one
    * gets them.
    */
-  makeRoom(maxMs: number, fraction: number): void {
+  makeRoom(maxMs: number, fraction: number, of: MakeRoomShare = 'connections'): void {
     if (this.current !== 'serving' || this.hold === undefined) return;
     this.hold.hold(maxMs);
-    const moving = this.connections.shed(fraction);
+    const moving = this.connections.shed(fraction, of);
     this.logger.log(
       `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
     );
