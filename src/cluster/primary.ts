@@ -138,7 +138,10 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
     // Tasks: the fraction is of the tasks in flight, so of the requests carrying them.
     const of = decision.reason === 'tasks' ? 'requests' : 'connections';
     busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction, of), ignore);
-    quietUntil = Date.now() + MAKE_ROOM_MAX_MS + REBALANCE_QUIET_MS;
+    // Tasks in flight settle as soon as the moved connections carry their next request:
+    // one fresh report after the hold tells whether the move was enough (ADR 0027).
+    const settleMs = decision.reason === 'tasks' ? LOAD_REPORT_MS : REBALANCE_QUIET_MS;
+    quietUntil = Date.now() + MAKE_ROOM_MAX_MS + settleMs;
   };
 
   const finishIfDone = () => {
