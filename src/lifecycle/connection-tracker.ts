@@ -94,6 +94,11 @@ export class ConnectionTracker {
     return this.closing;
   }
 
+  /** Responses still to close their connection, as `shed` asked. */
+  get closingLeft(): number {
+    return this.closing;
+  }
+
   /** Whether this response must close its connection because `shed` asked for it; counts it. */
   takeClose(): boolean {
     if (this.closing === 0) return false;

@@ -9,6 +9,8 @@ async function serve(service: ShutdownService): Promise<{ server: Server; url: s
   const server = createServer((req, res) => {
     service.admits(req, res);
     req.resume();
+    // A task move asked while this request is in flight: it is the one that moves.
+    if (req.url === '/move') service.makeRoom(60_000, 1, 'requests');
     if (service.closesConnection(req)) res.setHeader('connection', 'close');
     res.end('ok');
   });
@@ -16,6 +18,13 @@ async function serve(service: ShutdownService): Promise<{ server: Server; url: s
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
+
+/** Polls a condition about a real server, which changes state on the event loop's next turns. */
+const until = (check: () => boolean) =>
+  new Promise<void>((done) => {
+    const poll = () => (check() ? done() : setTimeout(poll, 10));
+    poll();
+  });
 
 function get(agent: Agent, url: string): Promise<string | undefined> {
   return new Promise((done, fail) => {
@@ -63,5 +72,17 @@ describe(ShutdownService.name, () => {
     await get(agent, served.url);
     await new Promise((done) => setTimeout(done, 30));
     expect(await get(agent, served.url)).toBe('close');
+  });
+
+  it('a task move accepts again once its moved request was answered, long before its hold ends', async () => {
+    const service = new ShutdownService(config, {} as WorkerPoolService);
+    const served = await serve(service);
+    server = served.server;
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect(await get(agent, `${served.url}/move`)).toBe('close');
+    expect(server.listening).toBe(false);
+    // Held for up to 60 s, it listens again once its client had time to reconnect elsewhere.
+    await until(() => server!.listening);
+    expect(await get(agent, served.url)).toBe('keep-alive');
   });
 });
