@@ -248,7 +248,9 @@ function report(run: Awaited<ReturnType<typeof runOnce>>, idealPerSecond: number
     );
   }
   const other = service.lines.filter(
-    (l) => /"level":(40|50|60)/.test(l) || /rebalance|make room|making room|holds|listen/i.test(l),
+    (l) =>
+      /"level":(40|50|60)/.test(l) ||
+      /rebalance|making room|moving connections|holds|listen/i.test(l),
   );
   for (const l of other) {
     const time = Number(/"time":(\d+)/.exec(l)?.[1] ?? hFrom);

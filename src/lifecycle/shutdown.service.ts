@@ -110,7 +110,9 @@ export class ShutdownService {
     this.releaseWhenMoved = of === 'requests';
     if (this.releaseWhenMoved && moving === 0) this.hold.resume();
     this.logger.log(
-      `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
+      this.releaseWhenMoved
+        ? `Moving connections: tasks wait here; not accepting until ${moving} connections moved (at most ${maxMs} ms)`
+        : `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
     );
   }
 
