@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './config/load-config';
 import { createApp, listen } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 import { ShutdownService } from './lifecycle/shutdown.service';
+import { WorkerPoolService } from './workers/worker-pool.service';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
 async function runServer(config: AppConfig): Promise<void> {
@@ -15,7 +16,10 @@ async function runServer(config: AppConfig): Promise<void> {
   // Signals drain the process (docs/operations.md, "Graceful shutdown") instead of Nest's plain close.
   exitOnShutdownSignals(app);
   // The primary asks a process to make room for a new one, so that it gets its share of connections.
-  followPrimary(process, app.get(ShutdownService));
+  // Its load reports carry the tasks waiting per thread, so that the primary moves
+  // connections off a process whose tasks wait while another's thread idles (ADR 0027).
+  const pool = app.get(WorkerPoolService);
+  followPrimary(process, app.get(ShutdownService), () => pool.tasksPerThread());
   // Listening with warm threads: a rolling reload may now retire the process this one replaces.
   notifyPrimaryReady();
 }

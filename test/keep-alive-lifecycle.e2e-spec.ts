@@ -277,7 +277,8 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
     expect(answeringPids(load.samples)).toEqual([busy]);
     const resumedAt = performance.now();
 
-    await cluster.waitForLine(new RegExp(`rebalance: process ${busy} answers more than its share`));
+    // By its answers; or by its tasks, when a loaded machine makes them wait for the thread.
+    await cluster.waitForLine(new RegExp(`rebalance: process ${busy} carries more than its share`));
     await waitUntil(
       'the other process to serve a fair share of the last second',
       () => shareOf(load!.samples, idle, performance.now() - 1_000) >= 0.3,
@@ -289,6 +290,41 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
       `${describeRun('rebalance after one process took every connection', samples)}; ` +
         `shared after ${((performance.now() - resumedAt) / 1000).toFixed(1)} s`,
     );
+    expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
+  });
+
+  it('rebalances long tasks: a process whose tasks wait while the other idles moves connections, however few the answers', async () => {
+    // No age bound: only the primary's rebalancing can move a connection.
+    const cluster = await startCluster({ HTTP_MAX_CONNECTION_AGE_MS: '0' });
+    service = cluster;
+    await waitUntil('two ready processes', () => readyPids(cluster).length >= 2);
+    const [busy, idle] = readyPids(cluster) as [number, number];
+    // 4 connections of 100 ms tasks: one thread answers 10 a second, below the 20 answers
+    // the count of answers needs (ADR 0018); only the tasks waiting can tell (ADR 0027).
+    const longTasks = { url: cluster.url, connections: 4, taskMs: 100, requestTimeoutMs: HANG_MS };
+    process.kill(idle, 'SIGSTOP');
+    try {
+      load = keepAliveLoad(longTasks);
+      await waitUntil('answers', () => load!.samples.length >= 8);
+    } finally {
+      process.kill(idle, 'SIGCONT');
+    }
+    expect(answeringPids(load.samples)).toEqual([busy]);
+
+    await cluster.waitForLine(
+      new RegExp(
+        `rebalance: process ${busy} carries more than its share \\(its tasks wait for a thread\\)`,
+      ),
+      30_000,
+    );
+    await waitUntil(
+      'the other process to serve a fair share of the last two seconds',
+      () => shareOf(load!.samples, idle, performance.now() - 2_000) >= 0.3,
+      { timeoutMs: 30_000 },
+    );
+    const samples = await load.stop();
+    load = undefined;
+    console.log(describeRun('rebalance of long tasks on one process', samples));
     expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
   });
 

@@ -4,7 +4,7 @@ import type { LogLevel } from '../config/environment-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
 import { startClusterQuotas } from '../auth/quota.primary';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
-import { answeredIn, isReadyMessage, LOAD_REPORT_MS, makeRoomMessage } from './cluster-messages';
+import { isReadyMessage, LOAD_REPORT_MS, loadIn, makeRoomMessage } from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
 import { ShareWatch } from './share-watch';
 import { httpProcessExecArgv } from './http-process-argv';
@@ -92,8 +92,8 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
       void exited.then(() => done(false));
     });
     worker.on('message', (message: unknown) => {
-      const answered = answeredIn(message);
-      if (answered !== undefined) shares.record(worker.id, answered);
+      const load = loadIn(message);
+      if (load !== undefined) shares.record(worker.id, load);
     });
     const member: Member = { worker, ready, exited, serving: false, retiring: false };
     members.set(worker.id, member);
@@ -125,16 +125,23 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
     const busiest = decision === undefined ? undefined : members.get(decision.id);
     if (decision === undefined || busiest === undefined || !busiest.worker.isConnected()) return;
     const pid = busiest.worker.process.pid;
+    const why = decision.reason === 'tasks' ? 'its tasks wait for a thread' : 'it answers more';
     log(
       'info',
-      `rebalance: process ${pid} answers more than its share; moving some of its connections`,
+      `rebalance: process ${pid} carries more than its share (${why}); moving some of its connections`,
       {
         worker: pid,
+        reason: decision.reason,
         fraction: Number(decision.fraction.toFixed(2)),
       },
     );
-    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction), ignore);
-    quietUntil = Date.now() + MAKE_ROOM_MAX_MS + REBALANCE_QUIET_MS;
+    // Tasks: the fraction is of the tasks in flight, so of the requests carrying them.
+    const of = decision.reason === 'tasks' ? 'requests' : 'connections';
+    busiest.worker.send(makeRoomMessage(MAKE_ROOM_MAX_MS, decision.fraction, of), ignore);
+    // Tasks in flight settle as soon as the moved connections carry their next request:
+    // one fresh report after the hold tells whether the move was enough (ADR 0027).
+    const settleMs = decision.reason === 'tasks' ? LOAD_REPORT_MS : REBALANCE_QUIET_MS;
+    quietUntil = Date.now() + MAKE_ROOM_MAX_MS + settleMs;
   };
 
   const finishIfDone = () => {

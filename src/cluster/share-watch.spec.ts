@@ -1,19 +1,21 @@
 import { ShareWatch } from './share-watch';
 
 const options = { maxShareRatio: 1.4, minAnswers: 20 };
+/** A report of `answered` requests and no tasks: the light routes. */
+const answers = (answered: number) => ({ answered, tasksPerThread: 0 });
 
 describe(ShareWatch.name, () => {
   it('names the busiest process and the share above the mean it should move', () => {
     const watch = new ShareWatch(options);
-    watch.record(1, 90);
-    watch.record(2, 10);
-    expect(watch.decide([1, 2])).toEqual({ id: 1, fraction: (90 - 50) / 90 });
+    watch.record(1, answers(90));
+    watch.record(2, answers(10));
+    expect(watch.decide([1, 2])).toEqual({ id: 1, fraction: (90 - 50) / 90, reason: 'answers' });
   });
 
   it('leaves shares alone while the busiest is within its ratio of the mean', () => {
     const watch = new ShareWatch(options);
-    watch.record(1, 69);
-    watch.record(2, 31);
+    watch.record(1, answers(69));
+    watch.record(2, answers(31));
     expect(watch.decide([1, 2])).toBeUndefined();
   });
 
@@ -24,33 +26,68 @@ describe(ShareWatch.name, () => {
       [2, 40],
       [3, 0],
     ] as const)
-      watch.record(id, answered);
+      watch.record(id, answers(answered));
     expect(watch.decide([1, 2, 3])?.fraction).toBeCloseTo((40 - 80 / 3) / 40);
   });
 
   it('waits until every serving process has reported, and uses each report once', () => {
     const watch = new ShareWatch(options);
-    watch.record(1, 90);
+    watch.record(1, answers(90));
     expect(watch.decide([1, 2])).toBeUndefined();
-    watch.record(2, 10);
+    watch.record(2, answers(10));
     expect(watch.decide([1, 2])).toBeDefined();
     expect(watch.decide([1, 2])).toBeUndefined();
   });
 
   it('does nothing with too few answers to tell, or a single process', () => {
     const watch = new ShareWatch(options);
-    watch.record(1, 15);
-    watch.record(2, 0);
+    watch.record(1, answers(15));
+    watch.record(2, answers(0));
     expect(watch.decide([1, 2])).toBeUndefined();
-    watch.record(1, 100);
+    watch.record(1, answers(100));
     expect(watch.decide([1])).toBeUndefined();
   });
 
   it('forgets a process that left', () => {
     const watch = new ShareWatch(options);
-    watch.record(1, 90);
-    watch.record(2, 10);
+    watch.record(1, answers(90));
+    watch.record(2, answers(10));
     watch.forget(2);
     expect(watch.decide([1, 3])).toBeUndefined();
+  });
+
+  describe('tasks waiting for a thread (ADR 0027)', () => {
+    it('moves connections off a process whose tasks wait while another has less work, however few the answers', () => {
+      const watch = new ShareWatch(options);
+      // Four connections of 40 ms tasks, all on process 1: 12 answers, far below minAnswers.
+      watch.record(1, { answered: 12, tasksPerThread: 3.9 });
+      watch.record(2, { answered: 0, tasksPerThread: 0 });
+      expect(watch.decide([1, 2])).toEqual({
+        id: 1,
+        fraction: (3.9 - 1.95) / 3.9,
+        reason: 'tasks',
+      });
+    });
+
+    it('leaves a process alone when its tasks do not wait', () => {
+      const watch = new ShareWatch(options);
+      watch.record(1, { answered: 12, tasksPerThread: 1 });
+      watch.record(2, { answered: 0, tasksPerThread: 0 });
+      expect(watch.decide([1, 2])).toBeUndefined();
+    });
+
+    it('leaves every process alone when all are about as loaded (overload everywhere)', () => {
+      const watch = new ShareWatch(options);
+      watch.record(1, { answered: 25, tasksPerThread: 60 });
+      watch.record(2, { answered: 24, tasksPerThread: 50 });
+      expect(watch.decide([1, 2])).toBeUndefined();
+    });
+
+    it('prefers the tasks to the answers: a light-route process answers more, the task process waits', () => {
+      const watch = new ShareWatch(options);
+      watch.record(1, { answered: 900, tasksPerThread: 0 });
+      watch.record(2, { answered: 20, tasksPerThread: 3 });
+      expect(watch.decide([1, 2])).toMatchObject({ id: 2, reason: 'tasks' });
+    });
   });
 });

@@ -1,9 +1,13 @@
+import type { LoadReport } from './cluster-messages';
+
 /** What the primary asks of the busiest process when the shares drift apart. */
 export interface Rebalance {
   /** The process (cluster worker id) that makes room. */
   readonly id: number;
   /** The share of its connections that move. */
   readonly fraction: number;
+  /** `tasks`: its tasks wait for a thread (ADR 0027); `answers`: it answers too many requests (ADR 0018). */
+  readonly reason: 'tasks' | 'answers';
 }
 
 export interface ShareWatchOptions {
@@ -19,26 +23,33 @@ export const DEFAULT_SHARE_WATCH: ShareWatchOptions = Object.freeze({
 });
 
 /**
- * Watches how many requests each process answered since its last report, and
- * names the busiest one when it answers far more than its fair share (ADR
- * 0018). With the kernel dealing connections nothing else evens them out: a
- * connection closed by the age bound lands wherever the kernel puts it.
- * Asked to make room, the busiest process moves the share of its
- * connections it has above the mean, while it does not accept.
+ * Watches each process's load reports and names the busiest one when it
+ * carries far more than its fair share. With the kernel dealing connections
+ * nothing else evens them out: a connection closed by the age bound lands
+ * wherever the kernel puts it. Asked to make room, the busiest process
+ * moves the share of its connections it has above the mean, while it does
+ * not accept.
+ *
+ * Tasks come first (ADR 0027): tasks waiting for a thread in one process
+ * while the others have less work per thread is capacity lost, and it shows
+ * with few, long tasks — 4 connections of 40 ms tasks on 2 processes are 50
+ * answers a second at best, and when one process holds all 4, its thread
+ * answers half that, too few for the count of answers to tell from noise.
+ * Answers (ADR 0018) cover the light routes, where no task runs.
  */
 export class ShareWatch {
-  private readonly answered = new Map<number, number>();
+  private readonly reports = new Map<number, LoadReport>();
 
   constructor(private readonly options: ShareWatchOptions = DEFAULT_SHARE_WATCH) {}
 
-  /** A process's report: requests answered since its last one. */
-  record(id: number, answered: number): void {
-    this.answered.set(id, answered);
+  /** A process's report: requests answered since its last one, mean tasks in flight per thread. */
+  record(id: number, report: LoadReport): void {
+    this.reports.set(id, report);
   }
 
   /** Forgets a process that left. */
   forget(id: number): void {
-    this.answered.delete(id);
+    this.reports.delete(id);
   }
 
   /**
@@ -47,14 +58,34 @@ export class ShareWatch {
    * Every report is used once: the next decision waits for fresh ones.
    */
   decide(serving: readonly number[]): Rebalance | undefined {
-    if (serving.length < 2 || !serving.every((id) => this.answered.has(id))) return undefined;
-    const counts = serving.map((id) => ({ id, answered: this.answered.get(id)! }));
-    this.answered.clear();
-    const total = counts.reduce((sum, { answered }) => sum + answered, 0);
+    if (serving.length < 2 || !serving.every((id) => this.reports.has(id))) return undefined;
+    const reports = serving.map((id) => ({ id, ...this.reports.get(id)! }));
+    this.reports.clear();
+    // More than one task per thread on average: some waited for a thread.
+    const byTasks = this.aboveShare(
+      reports.map(({ id, tasksPerThread }) => ({ id, value: tasksPerThread })),
+      1,
+    );
+    if (byTasks !== undefined) return { ...byTasks, reason: 'tasks' };
+    const total = reports.reduce((sum, { answered }) => sum + answered, 0);
     if (total < this.options.minAnswers) return undefined;
-    const mean = total / counts.length;
-    const busiest = counts.reduce((a, b) => (b.answered > a.answered ? b : a));
-    if (busiest.answered <= mean * this.options.maxShareRatio) return undefined;
-    return { id: busiest.id, fraction: (busiest.answered - mean) / busiest.answered };
+    const byAnswers = this.aboveShare(
+      reports.map(({ id, answered }) => ({ id, value: answered })),
+      0,
+    );
+    return byAnswers === undefined ? undefined : { ...byAnswers, reason: 'answers' };
+  }
+
+  /** The busiest, if above `floor` and past its ratio of the mean, with the fraction above the mean. */
+  private aboveShare(
+    values: ReadonlyArray<{ id: number; value: number }>,
+    floor: number,
+  ): { id: number; fraction: number } | undefined {
+    const mean = values.reduce((sum, { value }) => sum + value, 0) / values.length;
+    const busiest = values.reduce((a, b) => (b.value > a.value ? b : a));
+    if (busiest.value <= floor || busiest.value <= mean * this.options.maxShareRatio) {
+      return undefined;
+    }
+    return { id: busiest.id, fraction: (busiest.value - mean) / busiest.value };
   }
 }

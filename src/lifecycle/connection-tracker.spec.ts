@@ -182,4 +182,17 @@ describe(ConnectionTracker.name, () => {
     expect(h.tracker.takeClose()).toBe(false);
     for (const client of [first, second, third]) client.destroy();
   });
+
+  it('asks the share of its requests in flight instead, when told to: idle connections do not count', async () => {
+    const idle = [1, 2, 3].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+    for (const client of idle) await get(client, `${h.url}/`);
+    const busy = [1, 2].map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+    const held = busy.map((client) => get(client, `${h.url}/hold`));
+    await until(() => h.tracker.inFlight === 2);
+    // 5 connections, 2 requests in flight: half of the requests is one response.
+    expect(h.tracker.shed(0.5, 'requests')).toBe(1);
+    h.release();
+    await Promise.all(held);
+    for (const client of [...idle, ...busy]) client.destroy();
+  });
 });

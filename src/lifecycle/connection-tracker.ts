@@ -82,10 +82,20 @@ export class ConnectionTracker {
    * Not the oldest connections, the busiest: a client pool (Node's Agent
    * reuses the connection freed last) may carry all its traffic on a few
    * connections and leave the rest idle, and closing an idle one moves
-   * nothing. Returns how many will close.
+   * nothing. `of: 'requests'` counts the share of the requests in flight
+   * instead. Returns how many will close.
    */
-  shed(fraction: number): number {
-    this.closing = Math.ceil(Math.min(1, Math.max(0, fraction)) * this.sockets.size);
+  shed(fraction: number, of: 'connections' | 'requests' = 'connections'): number {
+    const share = Math.min(1, Math.max(0, fraction));
+    // Of the requests in flight: each carries one task, and the tasks are what is uneven
+    // (ADR 0027); idle connections (a probe's, a pool's spare) would inflate the count.
+    this.closing =
+      of === 'requests' ? Math.round(share * this.active) : Math.ceil(share * this.sockets.size);
+    return this.closing;
+  }
+
+  /** Responses still to close their connection, as `shed` asked. */
+  get closingLeft(): number {
     return this.closing;
   }
 

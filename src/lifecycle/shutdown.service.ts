@@ -8,6 +8,7 @@ import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
 import { ExitCode } from './exit-codes';
 import { ListenerHold } from './listener-hold';
+import type { MakeRoomShare } from '../cluster/cluster-messages';
 
 /**
  * - `serving`: normal operation.
@@ -34,6 +35,13 @@ const CANCELLED_ANSWER_GRACE_MS = 1_000;
 export const IDLE_SETTLE_MS = 500;
 
 /**
+ * A move for waiting tasks accepts again this long after its last moved
+ * request was answered: its client reconnects at once, and another process,
+ * whose event loop waits on its tasks, accepts within a millisecond.
+ */
+const RECONNECT_GRACE_MS = 200;
+
+/**
  * The graceful shutdown of one HTTP process, as docs/operations.md's numbered steps
  * describe it: fail readiness and keep serving for `SHUTDOWN_DELAY_MS`, stop
  * accepting, let in-flight requests and their tasks finish, close the pool —
@@ -47,6 +55,10 @@ export class ShutdownService {
   private server: Server | undefined;
   private hold: ListenerHold | undefined;
   private drained: Promise<ExitCode> | undefined;
+  /** Counts the moves, so that a task move's release never ends a later hold. */
+  private moves = 0;
+  /** The current move is a task move: accept again once its requests were answered. */
+  private releaseWhenMoved = false;
 
   constructor(
     private readonly config: AppConfig,
@@ -83,13 +95,24 @@ export class ShutdownService {
    * many as `fraction` of its connections, close their connections. Their
    * clients reconnect, and since this process does not accept, the new one
    * gets them.
+   *
+   * A task move (`of: 'requests'`, ADR 0027) moves that share of the
+   * requests in flight and accepts again once they were answered: held
+   * longer, every client's new connection would go elsewhere too, and a
+   * client pool opening its connections meanwhile would pile them all on
+   * the other processes.
    */
-  makeRoom(maxMs: number, fraction: number): void {
+  makeRoom(maxMs: number, fraction: number, of: MakeRoomShare = 'connections'): void {
     if (this.current !== 'serving' || this.hold === undefined) return;
     this.hold.hold(maxMs);
-    const moving = this.connections.shed(fraction);
+    const moving = this.connections.shed(fraction, of);
+    this.moves += 1;
+    this.releaseWhenMoved = of === 'requests';
+    if (this.releaseWhenMoved && moving === 0) this.hold.resume();
     this.logger.log(
-      `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
+      this.releaseWhenMoved
+        ? `Moving connections: tasks wait here; not accepting until ${moving} connections moved (at most ${maxMs} ms)`
+        : `Making room for a new process: not accepting for up to ${maxMs} ms; ${moving} connections move`,
     );
   }
 
@@ -114,9 +137,25 @@ export class ShutdownService {
    */
   closesConnection(request: IncomingMessage): boolean {
     if (this.current === 'draining' || this.current === 'closed') return true;
-    if (this.connections.takeClose()) return true;
+    if (this.connections.takeClose()) {
+      if (this.releaseWhenMoved && this.connections.closingLeft === 0) this.releaseSoon();
+      return true;
+    }
+    // Not while the listener holds: every connection closed now can only reconnect to
+    // another process, so the age bound would move more than `makeRoom` asked, all of
+    // them when they were opened together (ADR 0027). The next response after the hold.
+    if (this.hold?.holding === true) return false;
     const { maxConnectionAgeMs } = this.config.http;
     return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
+  }
+
+  /** A task move's last request is answered: accept again once its client had time to reconnect. */
+  private releaseSoon(): void {
+    this.releaseWhenMoved = false;
+    const move = this.moves;
+    setTimeout(() => {
+      if (move === this.moves) this.hold?.resume();
+    }, RECONNECT_GRACE_MS).unref();
   }
 
   /** Requests answered since the last call, for the primary's view of the shares (ADR 0018). */

@@ -358,6 +358,15 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     return () => this.events.off('settled', listener);
   }
 
+  /**
+   * Tasks running or waiting for a thread, per thread the pool keeps (one
+   * for inline): cheap enough to sample often, unlike `stats()`. Above 1,
+   * tasks wait; the cluster primary compares it across processes (ADR 0027).
+   */
+  tasksPerThread(): number {
+    return this.inFlight.size / Math.max(1, this.config.pool.threads);
+  }
+
   stats(): PoolStats {
     const { pool } = this;
     const targetThreads = this.config.pool.threads;
