@@ -1,12 +1,12 @@
 import pino, { type Logger } from 'pino';
 import type { AppConfig } from '../config/app-config';
-import { turnBufferedStdout } from './turn-buffered-stdout';
+import { bufferedStdout } from './buffered-stdout';
 
 /**
  * The process's one pino logger. Fastify derives each request's logger from
  * it (a child carrying `reqId`) and Nest logs through it (nestjs-pino), so
  * every line has the same shape and goes to the same place: JSON lines on
- * stdout (written once per event-loop turn, `turn-buffered-stdout.ts`), or
+ * stdout (in writes of up to 4 KiB, `buffered-stdout.ts`), or
  * readable lines on a developer's terminal.
  */
 export function createRootLogger(log: AppConfig['log']): Logger {
@@ -19,5 +19,5 @@ export function createRootLogger(log: AppConfig['log']): Logger {
       },
     });
   }
-  return pino({ level: log.level }, turnBufferedStdout());
+  return pino({ level: log.level }, bufferedStdout());
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { ATOMIC_WRITE_BYTES, TurnBufferedStdout } from './turn-buffered-stdout';
+import { ATOMIC_WRITE_BYTES, BufferedStdout, FLUSH_AFTER_MS } from './buffered-stdout';
 
 /** A destination that records each write it is handed. */
 function recorder() {
@@ -9,32 +9,34 @@ function recorder() {
     write: (chunk: string) => writes.push(chunk) > 0,
     flush: (done?: (error?: Error) => void) => done?.(),
   };
-  return { writes, stdout: new TurnBufferedStdout(out) };
+  return { writes, stdout: new BufferedStdout(out) };
 }
 
-const nextTurn = () => new Promise((done) => setImmediate(done));
+describe('BufferedStdout', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
 
-describe('TurnBufferedStdout', () => {
-  it('hands the lines of one turn over in one write, at the end of the turn, in order', async () => {
+  it('hands lines over together, in order, at the latest FLUSH_AFTER_MS after the first', () => {
     const { writes, stdout } = recorder();
     stdout.write('one\n');
+    jest.advanceTimersByTime(FLUSH_AFTER_MS - 1);
     stdout.write('two\n');
     expect(writes).toEqual([]);
-    await nextTurn();
+    jest.advanceTimersByTime(1);
     expect(writes).toEqual(['one\ntwo\n']);
     stdout.write('three\n');
-    await nextTurn();
+    jest.advanceTimersByTime(FLUSH_AFTER_MS);
     expect(writes).toEqual(['one\ntwo\n', 'three\n']);
   });
 
-  it('keeps each write within what a pipe writes whole, cutting between lines only, in bytes', async () => {
+  it('keeps each write within what a pipe writes whole, cutting between lines only, in bytes', () => {
     const { writes, stdout } = recorder();
     // 3 bytes per character: 300 characters are 900 bytes, so 4 lines fit in 4 KiB and 5 do not.
     const line = `${'€'.repeat(300)}\n`;
     for (let index = 0; index < 10; index++) stdout.write(line);
     const long = `${'x'.repeat(ATOMIC_WRITE_BYTES * 2)}\n`;
     stdout.write(long);
-    await nextTurn();
+    jest.advanceTimersByTime(FLUSH_AFTER_MS);
     expect(writes.map((chunk) => chunk.length / line.length)).toEqual([
       4,
       4,
@@ -54,13 +56,16 @@ describe('TurnBufferedStdout', () => {
     stdout.flush(done);
     expect(writes).toEqual(['pending\n']);
     expect(done).toHaveBeenCalled();
+    jest.advanceTimersByTime(FLUSH_AFTER_MS);
+    expect(writes).toEqual(['pending\n']);
   });
 
-  it("writes a line logged in the turn the process exits in (a real process's stdout)", () => {
+  it("writes the lines pending when the process exits (a real process's stdout)", () => {
+    jest.useRealTimers();
     const script = `
       const pino = require('pino');
-      const { turnBufferedStdout } = require(${JSON.stringify(resolve(__dirname, 'turn-buffered-stdout'))});
-      const log = pino({}, turnBufferedStdout());
+      const { bufferedStdout } = require(${JSON.stringify(resolve(__dirname, 'buffered-stdout'))});
+      const log = pino({}, bufferedStdout());
       log.info('first');
       log.info('last words');
       process.exit(3);
