@@ -27,10 +27,13 @@ describe(WalCheckpointer.name, () => {
     writer.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0');
     writer.exec('CREATE TABLE t (x BLOB)');
     const insert = writer.prepare('INSERT INTO t VALUES (?)');
-    const row = Buffer.alloc(2000);
-    for (let i = 0; i < 200; i++) insert.run(row);
+    // A row per page: past the 8,192 frames from which the checkpointer restarts the WAL.
+    const row = Buffer.alloc(3500);
+    writer.exec('BEGIN');
+    for (let i = 0; i < 9000; i++) insert.run(row);
+    writer.exec('COMMIT');
     const grown = walFrames(path);
-    expect(grown).toBeGreaterThanOrEqual(200);
+    expect(grown).toBeGreaterThanOrEqual(9000);
 
     const checkpointer = new WalCheckpointer(path, 5);
     try {
