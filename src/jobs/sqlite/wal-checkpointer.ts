@@ -1,14 +1,29 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * Checkpoints the WAL on a thread of its own. SQLite's automatic checkpoint
- * runs inside whichever commit crosses 1,000 WAL pages, and it syncs the
- * file: on a busy disk that one commit held the event loop for tens of ms
- * (bench/results/2026-12-01-jobs.md). Here the automatic checkpoint is off
- * (`sqlite-schema.ts`) and this thread's own connection copies the WAL back
- * every `intervalMs` (`PASSIVE`: it waits for no reader or writer), so no
- * request ever pays for it. Every `TRUNCATE_EVERY`th time it also truncates
- * the WAL file, when no reader is in the way (else the next time).
+ * Checkpoints the WAL on a thread of its own, and keeps it short. SQLite's
+ * automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages,
+ * and it syncs the file: on a busy disk that one commit held the event loop
+ * for tens of ms (bench/results/2026-12-01-jobs.md). Here the automatic
+ * checkpoint is off (`sqlite-schema.ts`) and this thread's own connection,
+ * every `intervalMs`:
+ *
+ * 1. copies the WAL back into the database file (`PASSIVE`: it waits for no
+ *    reader or writer), the bulk of the work;
+ * 2. once the WAL holds `RESTART_FRAMES`, `RESTART`s it: under the write
+ *    lock it copies what was committed during step 1, syncs, and makes the
+ *    next commit write the WAL from its start again. Without it the WAL
+ *    never restarted while writes kept coming (a commit always landed during
+ *    the copy): it grew by ~45 MB a second at 500 submissions/s, and the
+ *    first commit after a burst, when it finally restarted, cut the file
+ *    back to `journal_size_limit` inside the commit: 85 ms for 262 MB
+ *    (ADR 0026). Restarted at half that limit, no commit truncates it. Not
+ *    at every interval: the locked step took 5-6 ms (its two fsyncs), and
+ *    four a second held the writers 3 % of the time.
+ *
+ * Its connection has no busy timeout: a lock or a reader in the way makes
+ * `RESTART` give up at once (the write lock is never waited for here), and
+ * the next interval tries again.
  */
 export class WalCheckpointer {
   private readonly worker: Worker;
@@ -25,18 +40,17 @@ export class WalCheckpointer {
   }
 }
 
-/** One checkpoint in this many also truncates the WAL file (once a minute at 1 s). */
-const TRUNCATE_EVERY = 60;
+/** WAL frames (pages, 4 KiB) from which it is restarted: half of `journal_size_limit` (64 MiB). */
+const RESTART_FRAMES = 8192;
 
 const THREAD_SOURCE = `
 const { DatabaseSync } = require('node:sqlite');
 const { workerData } = require('node:worker_threads');
 const db = new DatabaseSync(workerData.path, { timeout: 0 });
-let runs = 0;
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 setInterval(() => {
-  runs += 1;
   try {
-    db.exec(runs % ${TRUNCATE_EVERY} === 0 ? 'PRAGMA wal_checkpoint(TRUNCATE)' : 'PRAGMA wal_checkpoint(PASSIVE)');
+    if (passive.get().log >= ${RESTART_FRAMES}) db.exec('PRAGMA wal_checkpoint(RESTART)');
   } catch {
     // busy: the next interval
   }
