@@ -1,4 +1,5 @@
-import { AggregatorRegistry, Histogram, Registry } from 'prom-client';
+import { Histogram, Registry } from 'prom-client';
+import { aggregatedText } from '../../test/support/metrics-text';
 import { ResponseHistogram } from './response-histogram';
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
@@ -44,12 +45,8 @@ describe('ResponseHistogram', () => {
   it('sums across processes like a prom-client histogram (the cluster aggregation)', async () => {
     const first = both(OBSERVATIONS.slice(0, 3));
     const second = both(OBSERVATIONS.slice(3));
-    const aggregate = async (registries: Registry[]) =>
-      AggregatorRegistry.aggregate(
-        await Promise.all(registries.map((registry) => registry.getMetricsAsJSON())),
-      ).metrics();
-    expect(await aggregate([first.ours, second.ours])).toBe(
-      await aggregate([first.reference, second.reference]),
+    expect(await aggregatedText([first.ours, second.ours])).toBe(
+      await aggregatedText([first.reference, second.reference]),
     );
   });
 

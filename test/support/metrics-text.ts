@@ -1,3 +1,5 @@
+import { AggregatorRegistry, type Registry } from 'prom-client';
+
 /** One sample of Prometheus text format. */
 export interface Sample {
   readonly name: string;
@@ -45,4 +47,10 @@ export function labelValues(samples: readonly Sample[], name: string, label: str
         .map((sample) => sample.labels[label]!),
     ),
   ].sort();
+}
+
+/** What the cluster's primary exposes for these per-process registries (prom-client's aggregation). */
+export async function aggregatedText(registries: readonly Registry[]): Promise<string> {
+  const metrics = await Promise.all(registries.map((registry) => registry.getMetricsAsJSON()));
+  return AggregatorRegistry.aggregate(metrics).metrics();
 }
