@@ -1,6 +1,5 @@
-import { collectDefaultMetrics, register } from 'prom-client';
+import { collectDefaultMetrics, register, type Metric } from 'prom-client';
 import { PROCESS_LABEL } from './cluster-metrics.protocol';
-import type { LabelledMetric } from './labelled-metric';
 
 /**
  * Creates a metric in prom-client's default registry, first removing one of the
@@ -14,9 +13,7 @@ export function freshMetric<M>(name: string, create: () => M): M {
 }
 
 /** A corepool `LabelledMetric`, registered in prom-client's default registry as `freshMetric` does. */
-export function registered<M extends Pick<LabelledMetric<never, never>, 'name' | 'asMetric'>>(
-  metric: M,
-): M {
+export function registered<M extends { readonly name: string; asMetric(): Metric }>(metric: M): M {
   return freshMetric(metric.name, () => {
     register.registerMetric(metric.asMetric());
     return metric;
