@@ -36,7 +36,7 @@ describe(ListenerHold.name, () => {
   });
 
   afterEach(async () => {
-    hold.resume();
+    hold.stop();
     server.closeAllConnections();
     if (server.listening) await new Promise((done) => server.close(done));
   });
@@ -93,6 +93,31 @@ describe(ListenerHold.name, () => {
     hold.resume();
     await new Promise((done) => server.once('listening', done));
     await expect(get(new Agent(), port)).resolves.toBe('ok');
+    expect(errors).toEqual([]);
+  });
+
+  it('never listens again once stopped: not when the longest hold runs out, nor when a listen was on its way', async () => {
+    hold.hold(30);
+    hold.stop();
+    await new Promise((done) => setTimeout(done, 60));
+    expect(server.listening).toBe(false);
+    expect(hold.holding).toBe(false);
+
+    const other = createServer();
+    await new Promise<void>((done) => other.listen(0, '127.0.0.1', done));
+    const reopening = new ListenerHold(
+      other,
+      () => true,
+      (error) => errors.push(error),
+    );
+    reopening.hold(60_000);
+    reopening.resume();
+    reopening.stop();
+    await new Promise((done) => setTimeout(done, 50));
+    expect(other.listening).toBe(false);
+    reopening.hold(30);
+    await new Promise((done) => setTimeout(done, 60));
+    expect(other.listening).toBe(false);
     expect(errors).toEqual([]);
   });
 });

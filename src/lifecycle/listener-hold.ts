@@ -22,8 +22,11 @@ const RETRY_MS = 1_000;
  */
 export class ListenerHold {
   private address: { readonly port: number; readonly host: string } | undefined;
-  /** `reopening`: a listen is on its way (in a cluster process, a round trip to the primary). */
-  private state: 'open' | 'held' | 'reopening' = 'open';
+  /**
+   * `reopening`: a listen is on its way (in a cluster process, a round trip to the primary).
+   * `stopped`: the server is being closed for good; it never listens again.
+   */
+  private state: 'open' | 'held' | 'reopening' | 'stopped' = 'open';
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -35,12 +38,12 @@ export class ListenerHold {
 
   /** Whether the listener is closed by a hold (not by the drain). */
   get holding(): boolean {
-    return this.state !== 'open';
+    return this.state === 'held' || this.state === 'reopening';
   }
 
   /** Stops accepting until `resume()`, or `maxMs` from now at the latest. */
   hold(maxMs: number): void {
-    if (!this.mayListen()) return;
+    if (!this.mayListen() || this.state === 'stopped') return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.resume(), maxMs).unref();
     // While reopening, the listen's callback sees the timer and closes again.
@@ -55,6 +58,7 @@ export class ListenerHold {
     if (this.state !== 'held' || address === undefined || !this.mayListen()) return;
     this.state = 'reopening';
     const failed = (error: Error) => {
+      if (this.state === 'stopped') return;
       this.state = 'held';
       this.onError(error);
       this.timer = setTimeout(() => this.resume(), RETRY_MS).unref();
@@ -62,10 +66,26 @@ export class ListenerHold {
     server.once('error', failed);
     server.listen(address, () => {
       server.off('error', failed);
+      if (this.state === 'stopped') {
+        // Stopped while the listen was on its way.
+        NetServer.prototype.close.call(server);
+        return;
+      }
       this.state = 'open';
       // A hold, or the drain, that came while the listen was on its way.
       if (this.timer !== undefined || !this.mayListen()) this.close();
     });
+  }
+
+  /**
+   * Ends any hold for good, before the server is closed: a hold's timer would
+   * otherwise open the listener of a closed server again when it runs out
+   * (and keep its process alive).
+   */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.state = 'stopped';
   }
 
   private close(): void {

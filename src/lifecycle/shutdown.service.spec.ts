@@ -44,15 +44,18 @@ describe(ShutdownService.name, () => {
   } as unknown as AppConfig;
   let server: Server | undefined;
   let agent: Agent | undefined;
+  let service: ShutdownService | undefined;
 
   afterEach(async () => {
+    // As Nest does before it closes the server: a hold never opens its listener again.
+    service?.beforeApplicationShutdown();
     agent?.destroy();
     server?.closeAllConnections();
     await new Promise((done) => server?.close(done));
   });
 
   it('closes an old connection, but not while its listener holds (ADR 0027)', async () => {
-    const service = new ShutdownService(config, {} as WorkerPoolService);
+    service = new ShutdownService(config, {} as WorkerPoolService);
     const served = await serve(service);
     server = served.server;
     agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -65,7 +68,7 @@ describe(ShutdownService.name, () => {
   });
 
   it('closes an old connection after its next response otherwise', async () => {
-    const service = new ShutdownService(config, {} as WorkerPoolService);
+    service = new ShutdownService(config, {} as WorkerPoolService);
     const served = await serve(service);
     server = served.server;
     agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -75,7 +78,7 @@ describe(ShutdownService.name, () => {
   });
 
   it('a task move accepts again once its moved request was answered, long before its hold ends', async () => {
-    const service = new ShutdownService(config, {} as WorkerPoolService);
+    service = new ShutdownService(config, {} as WorkerPoolService);
     const served = await serve(service);
     server = served.server;
     agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import { ConnectionTracker } from './connection-tracker';
@@ -48,7 +48,7 @@ const RECONNECT_GRACE_MS = 200;
  * all within `SHUTDOWN_TIMEOUT_MS`, after which what is left is cancelled.
  */
 @Injectable()
-export class ShutdownService {
+export class ShutdownService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(ShutdownService.name);
   private readonly connections = new ConnectionTracker();
   private current: LifecyclePhase = 'serving';
@@ -156,6 +156,11 @@ export class ShutdownService {
     setTimeout(() => {
       if (move === this.moves) this.hold?.resume();
     }, RECONNECT_GRACE_MS).unref();
+  }
+
+  /** Nest closes the HTTP server next: a hold must not open its listener again later. */
+  beforeApplicationShutdown(): void {
+    this.hold?.stop();
   }
 
   /** Requests answered since the last call, for the primary's view of the shares (ADR 0018). */
