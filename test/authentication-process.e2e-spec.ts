@@ -70,9 +70,8 @@ describe('API keys in a real process: rotation without downtime, access log', ()
       async () => (await tasks(service, 'billing-new-77aa')).status === 401,
       { timeoutMs: 15_000 },
     );
-    expect(service.lines.some((line) => line.includes('API keys reloaded (file changed)'))).toBe(
-      true,
-    );
+    // Log lines leave up to 10 ms after they are logged (ADR 0028): waited for, not looked up.
+    await service.waitForLine(/API keys reloaded \(file changed\)/, 5_000);
     expect((await tasks(service, 'ops-9d1c')).status).toBe(200);
   });
 
