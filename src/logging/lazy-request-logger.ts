@@ -1,5 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Bindings, ChildLoggerOptions, Level, LevelWithSilentOrString, Logger } from 'pino';
+import pino, {
+  type Bindings,
+  type ChildLoggerOptions,
+  type Level,
+  type LevelWithSilentOrString,
+  type Logger,
+} from 'pino';
 
 type LogMethod = FastifyBaseLogger['info'];
 type LogArgs = Parameters<LogMethod>;
@@ -87,6 +93,28 @@ export class LazyRequestLogger implements FastifyBaseLogger {
     this.logger()[level](...args);
   }
 
+  /**
+   * Writes a line whose fields are JSON already (the access line, ADR 0029) as
+   * pino writes a line with fields: level, time, the parent's bindings, this
+   * request's, the fields, the message. `fields` is called only for an enabled
+   * level. False, and nothing written, where pino itself must write the line: a
+   * child was made (a route's own level), or the parent formats its lines its
+   * own way (see `writesPlainJson`). The line skips pino's diagnostics channel
+   * for `asJson`, which nothing here subscribes to.
+   */
+  writeFields(level: Level, fields: () => string, message: string): boolean {
+    if (this.made !== undefined || !this.mergesBindings || !writesPlainJson(this.parent)) {
+      return false;
+    }
+    if (!this.parent.isLevelEnabled(level)) return true;
+    const parent = this.parent as unknown as PinoInternals;
+    const bindings = JSON.stringify(this.bindings).slice(1, -1);
+    parent[pino.symbols.streamSym].write(
+      `${parent[pino.symbols.lsCacheSym][this.parent.levels.values[level] as number]}${parent[pino.symbols.timeSym]()}${parent[pino.symbols.chindingsSym]}${bindings === '' ? '' : `,${bindings}`},${fields()},${JSON.stringify(parent[pino.symbols.messageKeySym])}:${JSON.stringify(message)}${parent[pino.symbols.endSym]}`,
+    );
+    return true;
+  }
+
   /** The child would add nothing but its bindings: no serializers or options of its own. */
   private get mergesBindings(): boolean {
     return Object.keys(this.options).every((option) => option === 'level');
@@ -96,6 +124,44 @@ export class LazyRequestLogger implements FastifyBaseLogger {
     this.made ??= this.parent.child(this.bindings, this.options);
     return this.made;
   }
+}
+
+/** What `writeFields` reads of a pino logger: its parts of every line, and what would change them. */
+interface PinoInternals {
+  readonly [pino.symbols.streamSym]: { write(line: string): unknown; [key: symbol]: unknown };
+  readonly [pino.symbols.lsCacheSym]: Record<number, string>;
+  readonly [pino.symbols.timeSym]: () => string;
+  readonly [pino.symbols.chindingsSym]: string;
+  readonly [pino.symbols.messageKeySym]: string;
+  readonly [pino.symbols.endSym]: string;
+  readonly [pino.symbols.formattersSym]: { readonly log?: unknown };
+  readonly [pino.symbols.mixinSym]?: unknown;
+  readonly [pino.symbols.stringifiersSym]: object;
+  readonly [pino.symbols.nestedKeySym]?: string | null;
+  readonly [pino.symbols.hooksSym]: {
+    readonly logMethod?: unknown;
+    readonly streamWrite?: unknown;
+  };
+}
+
+/**
+ * Whether pino would write a line with fields as `level, time, bindings,
+ * fields, message` and nothing else: no log formatter, mixin, redaction,
+ * nested key or hooks, and a stream that needs no metadata
+ * (pino.multistream's). The process's logger is such a logger (root-logger.ts).
+ */
+function writesPlainJson(logger: Logger): boolean {
+  const internals = logger as unknown as PinoInternals;
+  const hooks = internals[pino.symbols.hooksSym];
+  return (
+    internals[pino.symbols.formattersSym].log === undefined &&
+    !internals[pino.symbols.mixinSym] &&
+    Reflect.ownKeys(internals[pino.symbols.stringifiersSym]).length === 0 &&
+    !internals[pino.symbols.nestedKeySym] &&
+    hooks.logMethod === undefined &&
+    hooks.streamWrite === undefined &&
+    internals[pino.symbols.streamSym][pino.symbols.needsMetadataGsym] !== true
+  );
 }
 
 /** A plain object of fields, which pino writes field by field (not an Error, which it serialises). */
