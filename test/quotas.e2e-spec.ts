@@ -65,6 +65,9 @@ async function pidOf(service: ServiceProcess, answer: Answer): Promise<number> {
   return (JSON.parse(line) as { pid: number }).pid;
 }
 
+/** How long the long task goes alone before the short ones probe the slot. */
+const HEAD_START_MS = 200;
+
 /**
  * Starts a long task and resolves once it holds the client's one slot: when a
  * short task of the same client is refused. A short task sent at the same
@@ -83,6 +86,9 @@ async function holdSlot(
     const running = long();
     let settled: Answer | undefined;
     void running.then((answer) => (settled = answer));
+    // A head start: a short task sent in the same moment races the long one for the slot, and
+    // on a loaded machine (CI) won five attempts in a row.
+    await new Promise((resolve) => setTimeout(resolve, HEAD_START_MS));
     await waitUntil(
       'the long task to hold the slot, or to lose it',
       async () => settled !== undefined || (await short()).status === 429,
