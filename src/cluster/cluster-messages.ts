@@ -23,6 +23,13 @@ export interface MakeRoomMessage {
 export type MakeRoomShare = 'connections' | 'requests';
 
 /**
+ * Primary → process: a process died; accept again now, ending any hold. A
+ * hold counts on another process accepting: with that one dead, the listener
+ * would be closed everywhere, and new connections refused, until it ran out.
+ */
+export const ACCEPT_MESSAGE = Object.freeze({ type: 'corepool:accept' });
+
+/**
  * Process → primary, every `LOAD_REPORT_MS`: requests answered since the last
  * report, and the mean tasks in flight per thread over it (ADR 0027).
  */
@@ -72,11 +79,12 @@ export function notifyPrimaryReady(): void {
 /** What a process does when the primary asks it to make room, and what it reports (ShutdownService). */
 export interface RoomMaker {
   makeRoom(maxMs: number, fraction: number, of?: MakeRoomShare): void;
+  acceptAgain(): void;
   takeAnswered(): number;
 }
 
 /**
- * Follows the primary's make-room messages and reports this process's load
+ * Follows the primary's make-room and accept messages and reports this process's load
  * to it every `LOAD_REPORT_MS`, if this process has a primary.
  * `tasksPerThread` gives the pool's tasks in flight per thread now.
  */
@@ -101,6 +109,8 @@ export function followPrimary(
     if (type === 'corepool:make-room') {
       const { maxMs, fraction, of } = message as MakeRoomMessage;
       room.makeRoom(maxMs, fraction, of === 'requests' ? 'requests' : 'connections');
+    } else if (type === ACCEPT_MESSAGE.type) {
+      room.acceptAgain();
     }
   });
 }

@@ -4,7 +4,13 @@ import type { LogLevel } from '../config/environment-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
 import { startClusterQuotas } from '../auth/quota.primary';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
-import { isReadyMessage, LOAD_REPORT_MS, loadIn, makeRoomMessage } from './cluster-messages';
+import {
+  ACCEPT_MESSAGE,
+  isReadyMessage,
+  LOAD_REPORT_MS,
+  loadIn,
+  makeRoomMessage,
+} from './cluster-messages';
 import { RespawnPolicy } from './respawn-policy';
 import { ShareWatch } from './share-watch';
 import { httpProcessExecArgv } from './http-process-argv';
@@ -206,6 +212,10 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
       code,
       signal,
     });
+    // A process holding its listener counted on this one to accept: none may be left accepting.
+    for (const other of members.values()) {
+      if (other.worker.isConnected()) other.worker.send(ACCEPT_MESSAGE, ignore);
+    }
     const timer = setTimeout(() => {
       respawnTimers.delete(timer);
       if (stopping) return;

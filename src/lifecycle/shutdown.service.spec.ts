@@ -88,4 +88,16 @@ describe(ShutdownService.name, () => {
     await until(() => server!.listening);
     expect(await get(agent, served.url)).toBe('keep-alive');
   });
+
+  it('accepts again at once when told that the process it made room for has died', async () => {
+    service = new ShutdownService(config, {} as WorkerPoolService);
+    const served = await serve(service);
+    server = served.server;
+    service.makeRoom(60_000, 0);
+    expect(server.listening).toBe(false);
+    service.acceptAgain();
+    await until(() => server!.listening);
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect(await get(agent, served.url)).toBe('keep-alive');
+  });
 });

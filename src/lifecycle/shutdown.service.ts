@@ -116,6 +116,11 @@ export class ShutdownService implements BeforeApplicationShutdown {
     );
   }
 
+  /** Accepts again now, ending any hold: the process it made room for has died. */
+  acceptAgain(): void {
+    this.hold?.resume();
+  }
+
   /**
    * Counts a request in; false when it must be refused with SHUTTING_DOWN,
    * which happens only once the drain's budget has run out. While draining, a
