@@ -107,10 +107,17 @@ export class LazyRequestLogger implements FastifyBaseLogger {
       return false;
     }
     if (!this.parent.isLevelEnabled(level)) return true;
+    const { symbols } = pino;
     const parent = this.parent as unknown as PinoInternals;
     const bindings = JSON.stringify(this.bindings).slice(1, -1);
-    parent[pino.symbols.streamSym].write(
-      `${parent[pino.symbols.lsCacheSym][this.parent.levels.values[level] as number]}${parent[pino.symbols.timeSym]()}${parent[pino.symbols.chindingsSym]}${bindings === '' ? '' : `,${bindings}`},${fields()},${JSON.stringify(parent[pino.symbols.messageKeySym])}:${JSON.stringify(message)}${parent[pino.symbols.endSym]}`,
+    parent[symbols.streamSym].write(
+      parent[symbols.lsCacheSym][this.parent.levels.values[level] as number] +
+        parent[symbols.timeSym]() +
+        parent[symbols.chindingsSym] +
+        (bindings === '' ? '' : `,${bindings}`) +
+        `,${fields()},` +
+        `${JSON.stringify(parent[symbols.messageKeySym])}:${JSON.stringify(message)}` +
+        parent[symbols.endSym],
     );
     return true;
   }
@@ -151,6 +158,21 @@ interface PinoInternals {
  * (pino.multistream's). The process's logger is such a logger (root-logger.ts).
  */
 function writesPlainJson(logger: Logger): boolean {
+  let plain = plainJsonLoggers.get(logger);
+  if (plain === undefined) {
+    plain = readsAsPlainJson(logger);
+    plainJsonLoggers.set(logger, plain);
+  }
+  return plain;
+}
+
+/**
+ * `writesPlainJson`, once per logger: a logger's options are fixed when it is
+ * made, and the access line asks on every request.
+ */
+const plainJsonLoggers = new WeakMap<Logger, boolean>();
+
+function readsAsPlainJson(logger: Logger): boolean {
   const internals = logger as unknown as PinoInternals;
   const hooks = internals[pino.symbols.hooksSym];
   return (
