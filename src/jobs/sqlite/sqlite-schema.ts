@@ -14,7 +14,8 @@ const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * Opens the shared file the way every process must: WAL (readers never block
  * the writer), `synchronous=NORMAL` (durable across a process crash, which is
  * what takeovers need; a power loss may lose the last transactions), and
- * incremental auto-vacuum so the purge can give freed pages back to the disk.
+ * incremental auto-vacuum so the purge can give freed pages back to the disk,
+ * and temporary b-trees in memory.
  * Creating the tables is idempotent: every process runs it at start.
  */
 export function prepareDatabase(db: DatabaseSync): void {
@@ -25,6 +26,9 @@ export function prepareDatabase(db: DatabaseSync): void {
   db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   // Checkpoints run on a thread of their own (`wal-checkpointer.ts`), never inside a request's commit.
   db.exec('PRAGMA wal_autocheckpoint = 0');
+  // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees. In a temporary file (the default),
+  // each claim took ~1 ms of its writer's CPU; in memory, ~0.1 ms (ADR 0030). They hold a few rows.
+  db.exec('PRAGMA temp_store = MEMORY');
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(SCHEMA);
