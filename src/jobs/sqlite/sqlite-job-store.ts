@@ -298,7 +298,10 @@ export class SqliteJobStore {
     leaseMs: number,
     now = Date.now(),
   ): ClaimedJob[] {
-    if (limit <= 0) return [];
+    if (!(limit >= 1)) return [];
+    // The limit is written into the SQL, one statement per value: bound as a parameter (`LIMIT ?`),
+    // it made SQLite prepare the statement again on every claim, 3.5 x its cost (ADR 0030).
+    const most = Math.floor(limit);
     return this.transaction(() => {
       const rows = this.statement(
         `UPDATE jobs SET status = 'running', attempts = attempts + 1, started_at = ?,
@@ -307,15 +310,15 @@ export class SqliteJobStore {
              SELECT id FROM (
                SELECT * FROM (
                  SELECT id, run_after AS due FROM jobs WHERE status = 'queued' AND run_after <= ?
-                   ORDER BY run_after LIMIT ?)
+                   ORDER BY run_after LIMIT ${most})
                UNION ALL
                SELECT * FROM (
                  SELECT id, lease_until AS due FROM jobs
                    WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
-                   ORDER BY lease_until LIMIT ?)
-             ) ORDER BY due LIMIT ?)
+                   ORDER BY lease_until LIMIT ${most})
+             ) ORDER BY due LIMIT ${most})
            RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
-      ).all(now, leaseOwner, now + leaseMs, now, limit, now, limit, limit);
+      ).all(now, leaseOwner, now + leaseMs, now, now);
       const claimed = rows.map((row) => {
         this.addEvent(row.id as string, row.last_event as number, {
           type: 'status',
@@ -532,6 +535,14 @@ export class SqliteJobStore {
     return statement;
   }
 
+  /**
+   * A statement without parameters (the transaction's own), prepared once: `exec` parsed each
+   * of them again, four or more per write, ~20 % of the writer thread's time (ADR 0030).
+   */
+  private execute(sql: string): void {
+    this.statement(sql).run();
+  }
+
   private addEvent(id: string, seq: number, event: Omit<JobEvent, 'id'>): void {
     this.statement('INSERT INTO job_events (job_id, seq, data) VALUES (?, ?, ?)').run(
       id,
@@ -556,7 +567,7 @@ export class SqliteJobStore {
   begin(): boolean {
     this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.execute('BEGIN IMMEDIATE');
       return true;
     } catch (error) {
       if ((error as { errcode?: number }).errcode === SQLITE_BUSY) return false;
@@ -565,11 +576,11 @@ export class SqliteJobStore {
   }
 
   commit(): void {
-    this.db.exec('COMMIT');
+    this.execute('COMMIT');
   }
 
   rollback(): void {
-    if (this.db.isTransaction) this.db.exec('ROLLBACK');
+    if (this.db.isTransaction) this.execute('ROLLBACK');
   }
 
   /**
@@ -579,25 +590,25 @@ export class SqliteJobStore {
    */
   transaction<T>(work: () => T): T {
     if (this.db.isTransaction) {
-      this.db.exec('SAVEPOINT call');
+      this.execute('SAVEPOINT call');
       try {
         const result = work();
-        this.db.exec('RELEASE call');
+        this.execute('RELEASE call');
         return result;
       } catch (error) {
-        this.db.exec('ROLLBACK TO call');
-        this.db.exec('RELEASE call');
+        this.execute('ROLLBACK TO call');
+        this.execute('RELEASE call');
         throw error;
       }
     }
     this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
-    this.db.exec('BEGIN IMMEDIATE');
+    this.execute('BEGIN IMMEDIATE');
     try {
       const result = work();
-      this.db.exec('COMMIT');
+      this.execute('COMMIT');
       return result;
     } catch (error) {
-      this.db.exec('ROLLBACK');
+      this.execute('ROLLBACK');
       throw error;
     }
   }
