@@ -82,6 +82,8 @@ export class SqliteWriteThread extends SqliteWrites {
     const extension = extname(__filename);
     const worker = new Worker(join(__dirname, `sqlite-writer-thread${extension}`), {
       workerData: this.options,
+      // The thread's name in `top -H` and /proc (Node 24 names the OS thread after it).
+      name: 'sqlite-writer',
       // In jest and development the entry is TypeScript, compiled by tsx in the thread.
       execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
     });

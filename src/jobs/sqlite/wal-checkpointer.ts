@@ -29,7 +29,11 @@ export class WalCheckpointer {
   private readonly worker: Worker;
 
   constructor(path: string, intervalMs: number) {
-    this.worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { path, intervalMs } });
+    this.worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: { path, intervalMs },
+      name: 'wal-checkpoint',
+    });
     // A checkpoint that cannot run is retried on the next interval; the thread never holds the process.
     this.worker.on('error', () => undefined);
     this.worker.unref();
