@@ -50,7 +50,7 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
 
   submit({ payload, owner, idempotency }: JobSubmission): Promise<Submitted> {
     const submitted = this.write('insert', [payload, owner, idempotency]);
-    // Right after the insert's commit, in its own transaction: the answer does not wait for it.
+    // In the insert's transaction, after it: one commit and one reply for both (ADR 0030).
     this.runner.claimSoon();
     return submitted;
   }

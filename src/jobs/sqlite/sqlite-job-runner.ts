@@ -23,8 +23,8 @@ import { SqliteWrites, type WriteArgs, type WriteMethod } from './sqlite-writes'
  * process that dies stops renewing: after `JOBS_LOCK_DURATION_MS` another
  * process claims its jobs again, up to `JOBS_ATTEMPTS` runs. Writes go
  * through the group commit on the writer thread (`SqliteWrites`): a claim
- * runs in its own transaction right after the submissions and the finished
- * runs that called for it, and one claim at a time is in flight.
+ * runs in the transaction of the submissions and the finished runs that
+ * called for it, after them, and one claim at a time is in flight.
  */
 @Injectable()
 export class SqliteJobRunner
@@ -118,9 +118,10 @@ export class SqliteJobRunner
   }
 
   /**
-   * Claims as many jobs as threads are free here, in a transaction of its
-   * own after the writes asked before it. `known`: a job was just submitted
-   * or freed, so no read first (the read could not see a write not yet committed).
+   * Claims as many jobs as threads are free here, after the writes asked
+   * before it, in their transaction. `known`: a job was just submitted or a
+   * thread freed, so no read first (it could not see a write not yet
+   * committed; a claim that finds nothing costs the writer a statement).
    */
   private claim(known: boolean): void {
     if (this.stopped) return;
@@ -177,7 +178,8 @@ export class SqliteJobRunner
         // The thread is free: the next claim follows this end's commit.
         this.executing -= 1;
         const recorded = this.writer.call('finish', [job.id, this.leaseOwner, ending]);
-        this.claim(false);
+        // In the finish's transaction, answered with it: no read here first (ADR 0030).
+        this.claim(true);
         return recorded.then((facts) => {
           if (facts !== undefined && ending.status !== 'retry') {
             recordJobEnd(facts.task, ending.status, facts.createdAt);

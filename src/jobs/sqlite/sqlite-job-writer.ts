@@ -44,11 +44,11 @@ interface Call {
  * `blockOnLock` on a thread of its own, every LOCK_POLL_MS asleep; after
  * `BUSY_TIMEOUT_MS` its callers get the lock error (QUEUE_UNAVAILABLE).
  *
- * Calls marked `last` (claims) run in a transaction of their own, after the
- * group of plain calls waiting with them has committed and been answered: a
- * claim then sees the submissions and the finished jobs before it, and a
- * submission's answer never waits for the claim its arrival asked for
- * (ADR 0022). The two kinds alternate while both wait, so neither starves.
+ * Calls marked `last` (claims) run after the plain calls of their group, in
+ * the same transaction: a claim then sees the submissions and the finished
+ * jobs before it, and a submission or a finished run and the claim it asked
+ * for cost one commit and one reply (ADR 0030; ADR 0022 had given claims a
+ * transaction of their own).
  */
 export class SqliteJobWriter extends SqliteWrites {
   private calls: Call[] = [];
@@ -57,8 +57,6 @@ export class SqliteJobWriter extends SqliteWrites {
   /** When the lock was first found taken, for this group; 0 when it was not. */
   private busySince = 0;
   private closed = false;
-  /** The last group was plain calls: claims waiting go next. */
-  private lastGoesNext = false;
 
   /** Sleeps between tries of a taken lock, where blocking holds no event loop that serves requests. */
   private readonly blockOnLock: boolean;
@@ -174,15 +172,12 @@ export class SqliteJobWriter extends SqliteWrites {
   }
 
   /**
-   * The next group, MAX_BATCH calls at most: the plain calls, or the `last`
-   * ones when the group before was plain (or no plain call waits). Groups
-   * follow each other on separate turns (`schedule`), so the callers of one
-   * are answered before the next runs.
+   * The next group: up to MAX_BATCH plain calls, then up to MAX_BATCH claims.
+   * Groups follow each other on separate turns (`schedule`), so the callers of
+   * one are answered before the next runs.
    */
   private take(): Call[] {
-    const last = this.lastCalls.length > 0 && (this.lastGoesNext || this.calls.length === 0);
-    this.lastGoesNext = !last;
-    return (last ? this.lastCalls : this.calls).splice(0, MAX_BATCH);
+    return this.calls.splice(0, MAX_BATCH).concat(this.lastCalls.splice(0, MAX_BATCH));
   }
 
   private fail(error: unknown): void {

@@ -18,7 +18,7 @@ export type WriteArgs<M extends WriteMethod> = Parameters<SqliteJobStore[M]>;
 export type WriteResult<M extends WriteMethod> = ReturnType<SqliteJobStore[M]>;
 
 export interface WriteOptions {
-  /** A claim: it runs in a transaction of its own, after the writes asked before it. */
+  /** A claim: it runs after the plain writes of its group, in the same transaction. */
   readonly last?: boolean;
 }
 
