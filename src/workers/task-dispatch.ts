@@ -9,6 +9,7 @@ import {
 import { onCancel, type Cancellation } from './cancellation';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { createTaskRunner } from './task-runner';
+import type { ProgressMessage } from './task-progress';
 import type { TaskStop } from './task-stop';
 import { ThreadBatch } from './thread-batch';
 import { prepareTransfer } from './transfer';
@@ -80,8 +81,8 @@ export class PiscinaDispatch implements TaskDispatch {
   }
 
   run(request: TaskRequest, stop: TaskStop, ticket: Ticket): Promise<TaskResponse> {
-    // A body travels by transfer and progress by its own port: such tasks go alone.
-    const batchable = request.body === undefined && request.progress === undefined;
+    // A body travels by transfer: such tasks go alone.
+    const batchable = request.body === undefined;
     return this.scheduler.run(
       ticket,
       (batch) =>
@@ -94,14 +95,13 @@ export class PiscinaDispatch implements TaskDispatch {
   private post(request: TaskRequest, stop: TaskStop): Promise<TaskResponse> {
     stop.markPosted();
     const signal = stop.termination;
-    const ports = request.progress === undefined ? [] : [request.progress];
     if (request.body === undefined) {
-      return this.pool.run({ ...request, cancelFlag: stop.flag }, { signal, transferList: ports });
+      return this.pool.run({ ...request, cancelFlag: stop.flag }, { signal });
     }
     const { bytes, transferList } = prepareTransfer(request.body);
     return this.pool.run(
       { ...request, body: bytes, cancelFlag: stop.flag },
-      { signal, transferList: [...transferList, ...ports] },
+      { signal, transferList },
     );
   }
 }
@@ -114,8 +114,9 @@ export class InlineDispatch implements TaskDispatch {
   readonly queued = 0;
   private readonly runTask: ReturnType<typeof createTaskRunner>;
 
-  constructor(registry: TaskRegistry) {
-    this.runTask = createTaskRunner(registry);
+  /** `postProgress`: the reports of a task run here go straight to the pool's router. */
+  constructor(registry: TaskRegistry, postProgress: (message: ProgressMessage) => void) {
+    this.runTask = createTaskRunner(registry, postProgress);
   }
 
   schedulerState(): undefined {

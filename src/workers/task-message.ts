@@ -1,4 +1,3 @@
-import type { MessagePort } from 'node:worker_threads';
 import type { TaskInputCode } from '../tasks/task-input-error';
 import type { CancelFlag } from './cancel-flag';
 
@@ -9,8 +8,8 @@ export interface TaskRequest {
   readonly input: object;
   /** Raw body of a binary task; transferred, not cloned, when large. */
   readonly body?: Uint8Array;
-  /** Where the task's progress goes (`task-progress.ts`), when the caller follows it; transferred. */
-  readonly progress?: MessagePort;
+  /** The id its progress reports carry (`task-progress.ts`), when the caller follows them. */
+  readonly progress?: number;
   /** Set by the main thread when the task is cancelled; read by the task (`cancel-flag.ts`). */
   readonly cancelFlag?: CancelFlag;
 }
@@ -22,6 +21,8 @@ export interface TaskTiming {
   readonly threadId: number;
   /** The thread's V8 heap in use after the task, for recycling on memory. */
   readonly heapUsedBytes: number;
+  /** How many progress reports the task sent, when its progress was followed. */
+  readonly progressReports?: number;
 }
 
 /**

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type * as V8 from 'node:v8';
-import { threadId } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
 import { TaskCancelledError } from '../tasks/task-context';
 import { TaskInputError } from '../tasks/task-input-error';
 import { createCancelFlag, FlagTaskContext } from './cancel-flag';
-import { portReporter } from './task-progress';
+import { progressReporter, type ProgressMessage } from './task-progress';
 import type { TaskRequest, TaskResponse } from './task-message';
 import type { TaskRegistry } from '../tasks/task-registry';
 
@@ -28,11 +28,17 @@ function heapUsedBytes(): number {
 /**
  * Runs one task request against a registry and never throws: whatever the
  * task does, the caller gets a TaskResponse. Used by the thread entry and,
- * with `POOL_THREADS=0`, directly on the event loop.
+ * with `POOL_THREADS=0`, directly on the event loop. Progress reports leave
+ * through `postProgress`: on a thread, its `parentPort`.
  */
-export function createTaskRunner(registry: TaskRegistry) {
+export function createTaskRunner(
+  registry: TaskRegistry,
+  postProgress: (message: ProgressMessage) => void = (message) => parentPort?.postMessage(message),
+) {
   return async function runTask(request: TaskRequest): Promise<TaskResponse> {
     const startedAt = preciseNow();
+    const progress =
+      request.progress === undefined ? undefined : progressReporter(request.progress, postProgress);
     // The heap after the task, for recycling on memory; a fresh thread's heap after the
     // warm-up is no reason to recycle it (and the pool does not look).
     const timing = (readHeap = true) => ({
@@ -40,13 +46,14 @@ export function createTaskRunner(registry: TaskRegistry) {
       runMs: preciseNow() - startedAt,
       threadId,
       heapUsedBytes: readHeap ? heapUsedBytes() : 0,
+      // Flushed before the answer is built: it says how many reports to wait for.
+      ...(progress === undefined ? {} : { progressReports: progress.end() }),
     });
     if (request.task === WARM_UP_TASK) return { ok: true, value: null, ...timing(false) };
     const task = registry.get(request.task);
     if (task === undefined) {
       return { ok: false, kind: 'task', message: `Unknown task '${request.task}'`, ...timing() };
     }
-    const progress = request.progress === undefined ? undefined : portReporter(request.progress);
     const context = new FlagTaskContext(
       request.cancelFlag ?? createCancelFlag(),
       threadId,
@@ -76,8 +83,6 @@ export function createTaskRunner(registry: TaskRegistry) {
       return { ok: false, kind: 'task', message, ...timing() };
     } finally {
       context.finish();
-      // Before the answer leaves: no report is posted after the result.
-      progress?.end();
     }
   };
 }

@@ -69,7 +69,7 @@ export default async function runInThread(request: TaskRequest): Promise<unknown
 /**
  * Several small tasks in one message (`thread-batch.ts`, the pool's
  * `BATCH_TASK_NAME`): run one after another, answered together. Batched
- * tasks carry no body and no progress port, so nothing is transferred.
+ * tasks carry no body, so nothing is transferred.
  */
 export async function batch(requests: readonly TaskRequest[]): Promise<TaskResponse[]> {
   const responses: TaskResponse[] = [];

@@ -74,6 +74,21 @@ describe(WorkerPoolService.name, () => {
     expect(result.value).toEqual({ sleptMs: 20, threadId: result.threadId });
   });
 
+  it("delivers a task's progress from its thread, the last report before the result, and only to its caller", async () => {
+    const pool = await startPool();
+    const reports: Array<{ fraction: number }> = [];
+    const other: unknown[] = [];
+    const [result] = await Promise.all([
+      pool.run('compute', { iterations: 200_000 }, { onProgress: (p) => reports.push(p) }),
+      pool.run('compute', { iterations: 10 }, { onProgress: (p) => other.push(p) }),
+    ]);
+    expect(result.threadId).toBeGreaterThan(0);
+    // Received by the time run() resolved: the answer waited for the reports it counted.
+    expect(reports.at(-1)).toMatchObject({ fraction: 1 });
+    expect(other.at(-1)).toMatchObject({ fraction: 1 });
+    expect(reports.every(({ fraction }) => fraction >= 0 && fraction <= 1)).toBe(true);
+  });
+
   it('starts every thread warm before it reports ready', async () => {
     const pool = await startPool({ POOL_THREADS: '3' });
     expect(pool.stats()).toMatchObject({

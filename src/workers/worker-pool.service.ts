@@ -24,7 +24,7 @@ import {
 import { InlineDispatch, PiscinaDispatch, type TaskDispatch } from './task-dispatch';
 import type { TaskRequest, TaskResponse } from './task-message';
 import { preciseNow, WARM_UP_TASK } from './task-runner';
-import { progressChannel, type TaskProgress } from './task-progress';
+import { isProgressMessage, ProgressRouter, type TaskProgress } from './task-progress';
 import { isThreadStarted } from './thread-started';
 import { threadPrioritySupported } from './thread-priority';
 import { SPARE_TASK_NAME, ThreadRecycler, type RecycleCause } from './thread-recycler';
@@ -132,6 +132,8 @@ export interface PoolStats {
 export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerPoolService.name);
   private readonly events = new EventEmitter();
+  /** The progress reports of every followed task, from every thread. */
+  private readonly progress = new ProgressRouter();
   private readonly idle = new IdleWaiter();
   private readonly waitTimes = new RollingPercentiles();
   private readonly runTimes = new RollingPercentiles();
@@ -170,7 +172,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       requestSpare: () => setImmediate(() => this.requestSpare()),
       onRecycled: (cause) => this.threadReplaced(cause),
     });
-    this.dispatch = new InlineDispatch(registry);
+    this.dispatch = new InlineDispatch(registry, (message) => this.progress.deliver(message));
     this.events.setMaxListeners(0);
   }
 
@@ -213,9 +215,10 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       this.logger.error(`Idle worker thread failed: ${error.message}`);
       this.threadReplaced('crash');
     });
-    // Each thread says how long it took from its start to its code loaded.
+    // Each thread says how long it took from its start to its code loaded; tasks report progress.
     pool.on('message', (message: unknown) => {
-      if (isThreadStarted(message)) this.events.emit('thread-started', message.threadStartMs);
+      if (isProgressMessage(message)) this.progress.deliver(message);
+      else if (isThreadStarted(message)) this.events.emit('thread-started', message.threadStartMs);
     });
     this.pool = pool;
     const { batchMaxTasks, batchMaxMs } = this.config.scheduler;
@@ -283,17 +286,19 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
     this.inFlight.add(stop);
     const progress =
-      options.onProgress === undefined ? undefined : progressChannel(options.onProgress);
+      options.onProgress === undefined ? undefined : this.progress.follow(options.onProgress);
+    let reports: number | undefined;
     // A refused or shed task never ran: it is not counted as completed.
     let refused = false;
     try {
       let response: TaskResponse;
       try {
         response = await this.dispatch.run(
-          { task: name, input, body: options.body, progress: progress?.port },
+          { task: name, input, body: options.body, progress: progress?.id },
           stop,
           ticket,
         );
+        reports = response.progressReports;
       } catch (error) {
         // The scheduler's refusal (at once, or shed while waiting) is already coded.
         if (error instanceof AppError) {
@@ -326,10 +331,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       throw this.settleFailure(ref, classifyAnswer(response), timing);
     } finally {
       clearTimeout(timer);
-      // The last report before the result (a thread that was stopped never sends its end
-      // marker). Only for tasks that report: an `await` costs every other task a microtask.
+      // The last report before the result: the answer says how many left the thread, and
+      // they travel on another port (a thread that died answered nothing). Only for tasks
+      // that are followed: an `await` costs every other task a microtask.
       if (progress !== undefined) {
-        await progress.finish(cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
+        await progress.finish(reports ?? 0, cancellation.aborted ? 0 : PROGRESS_END_WAIT_MS);
       }
       stopFollowing?.();
       stop.dispose();
