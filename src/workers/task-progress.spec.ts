@@ -34,8 +34,11 @@ describe(progressReporter.name, () => {
 });
 
 describe(ProgressRouter.name, () => {
-  const message = (id: number, fraction: number): ProgressMessage =>
-    ({ type: 'corepool:progress', id, progress: { fraction } }) as ProgressMessage;
+  const message = (id: number, fraction: number): ProgressMessage => ({
+    type: 'corepool:progress',
+    id,
+    progress: { fraction },
+  });
 
   it('routes each report to its task, and none after the task finished', async () => {
     const router = new ProgressRouter();
