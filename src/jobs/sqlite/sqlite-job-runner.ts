@@ -175,10 +175,10 @@ export class SqliteJobRunner
         },
       )
       .then((ending) => {
-        // The thread is free: the next claim follows this end's commit.
+        // The thread is free: the next claim runs in this end's transaction, after it.
         this.executing -= 1;
         const recorded = this.writer.call('finish', [job.id, this.leaseOwner, ending]);
-        // In the finish's transaction, answered with it: no read here first (ADR 0030).
+        // No read here first (ADR 0030): a claim that finds nothing costs the writer a statement.
         this.claim(true);
         return recorded.then((facts) => {
           if (facts !== undefined && ending.status !== 'retry') {

@@ -26,8 +26,8 @@ export function prepareDatabase(db: DatabaseSync): void {
   db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   // Checkpoints run on a thread of their own (`wal-checkpointer.ts`), never inside a request's commit.
   db.exec('PRAGMA wal_autocheckpoint = 0');
-  // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees. In a temporary file (the default),
-  // each claim took ~1 ms of its writer's CPU; in memory, ~0.1 ms (ADR 0030). They hold a few rows.
+  // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees, of a few rows. In a temporary
+  // file's pager (the default) a claim on the main thread took ~1 ms; in memory ~0.1 ms (ADR 0030).
   db.exec('PRAGMA temp_store = MEMORY');
   db.exec('BEGIN IMMEDIATE');
   try {
