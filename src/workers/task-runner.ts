@@ -5,7 +5,7 @@ import { TaskCancelledError } from '../tasks/task-context';
 import { TaskInputError } from '../tasks/task-input-error';
 import { createCancelFlag, FlagTaskContext } from './cancel-flag';
 import { progressReporter, type ProgressMessage } from './task-progress';
-import type { TaskRequest, TaskResponse } from './task-message';
+import type { TaskRequest, TaskResponse, TaskTiming } from './task-message';
 import type { TaskRegistry } from '../tasks/task-registry';
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
@@ -41,14 +41,16 @@ export function createTaskRunner(
       request.progress === undefined ? undefined : progressReporter(request.progress, postProgress);
     // The heap after the task, for recycling on memory; a fresh thread's heap after the
     // warm-up is no reason to recycle it (and the pool does not look).
-    const timing = (readHeap = true) => ({
-      startedAt,
-      runMs: preciseNow() - startedAt,
-      threadId,
-      heapUsedBytes: readHeap ? heapUsedBytes() : 0,
-      // Flushed before the answer is built: it says how many reports to wait for.
-      ...(progress === undefined ? {} : { progressReports: progress.end() }),
-    });
+    const timing = (readHeap = true): TaskTiming => {
+      const measured = {
+        startedAt,
+        runMs: preciseNow() - startedAt,
+        threadId,
+        heapUsedBytes: readHeap ? heapUsedBytes() : 0,
+      };
+      // Flushed before the answer is built, which says how many reports to wait for.
+      return progress === undefined ? measured : { ...measured, progressReports: progress.end() };
+    };
     if (request.task === WARM_UP_TASK) return { ok: true, value: null, ...timing(false) };
     const task = registry.get(request.task);
     if (task === undefined) {
