@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { describeCounts, steadyLoad, type LoadCounts } from './support/load';
+import { describeCounts, killFailures, steadyLoad, type LoadCounts } from './support/load';
 import { trigger, waitUntil } from './support/poll';
 import { startService, type ServiceProcess } from './support/service-process';
 
@@ -121,12 +121,13 @@ describe('cluster (real processes, real signals)', () => {
     const replacement = readyPids(cluster)[2]!;
     expect(replacement).not.toBe(victim);
     // At most one request per load worker can have been on the killed process.
-    const failed = Object.values(counts.failed).reduce((sum, n) => sum + n, 0);
-    expect(failed).toBeLessThanOrEqual(concurrency);
+    const { inFlight, refused, unexplainedRefusals } = killFailures(counts, cluster.lines);
+    expect(inFlight).toBeLessThanOrEqual(concurrency);
+    expect(unexplainedRefusals).toBe(0);
     for (const label of Object.keys(counts.failed)) {
-      expect(['network error', 'no answer']).toContain(label);
+      expect(['network error', 'no answer', 'refused']).toContain(label);
     }
-    expect(counts.succeeded + failed).toBe(counts.sent);
+    expect(counts.succeeded + inFlight + refused).toBe(counts.sent);
     expect((await fetch(`${cluster.url}/health/ready`)).status).toBe(200);
   });
 

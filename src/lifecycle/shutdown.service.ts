@@ -118,7 +118,9 @@ export class ShutdownService implements BeforeApplicationShutdown {
 
   /** Accepts again now, ending any hold: the process it made room for has died. */
   acceptAgain(): void {
-    this.hold?.resume();
+    if (this.hold?.holding !== true) return;
+    this.logger.log('Accepting again: a process died while this one held its listener');
+    this.hold.resume();
   }
 
   /**

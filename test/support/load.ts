@@ -79,3 +79,24 @@ export function describeCounts(label: string, counts: LoadCounts): string {
     .join(' ');
   return `${label}: sent ${counts.sent}, succeeded ${counts.succeeded}, failed ${failed === '' ? 0 : failed}`;
 }
+
+/** What a process logs when a death ends its listener hold (`ShutdownService.acceptAgain`). */
+const ACCEPTING_AGAIN = 'Accepting again: a process died while this one held its listener';
+
+/**
+ * The failures of a `kill -9` of one cluster process under load, apart:
+ * `inFlight`, the requests the killed process held (at most one per client),
+ * and `refused`, connects no process accepted. Those happen in one race only:
+ * the survivor held its listener (a rebalance) when the other died, so until
+ * its listen came back from the primary nothing listened (docs/lifecycle.md).
+ * `unexplainedRefusals` counts refusals without the survivor saying so.
+ */
+export function killFailures(
+  counts: LoadCounts,
+  lines: readonly string[],
+): { inFlight: number; refused: number; unexplainedRefusals: number } {
+  const { refused = 0, ...others } = counts.failed;
+  const inFlight = Object.values(others).reduce((sum, n) => sum + n, 0);
+  const explained = lines.some((line) => line.includes(ACCEPTING_AGAIN));
+  return { inFlight, refused, unexplainedRefusals: explained ? 0 : refused };
+}
