@@ -1,0 +1,131 @@
+/**
+ * Instructions per job (submit, claim, run, finish), counted by valgrind's
+ * callgrind on one service process (`CLUSTER_WORKERS=1`), every thread of it:
+ * the way to size a change of a few per cent to the jobs path, where CPU
+ * times on a shared 2-core machine vary by a quarter between rounds of one
+ * build (ADR 0031; `light-instructions.ts` does the same for the light route).
+ *
+ *   npm run build && npx tsx bench/job-instructions.ts [--before=<checkout>]…
+ *
+ * Each build runs under callgrind with counting off. After `WARM_JOBS`
+ * submissions (the JIT has settled), two windows each count `COUNTED_JOBS`
+ * submissions and the runner's work on them (a pause after each lets it finish),
+ * divided by the jobs. User-space instructions only: the kernel's share (the
+ * SQLite file's writes, the threads' wake-ups) is not counted.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { FAULT_TASKS } from '../test/support/test-config';
+import { fixedAmount } from './lib/load';
+import { ROOT } from './lib/servers';
+
+const WARM_JOBS = 4_000;
+const COUNTED_JOBS = 2_000;
+const WINDOWS = 2;
+const CONNECTIONS = 4;
+/** After each window's submissions: the runner finishes the jobs still queued. */
+const SETTLE_MS = 3_000;
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+const checkouts = [
+  ROOT,
+  ...process.argv
+    .filter((arg) => arg.startsWith('--before='))
+    .map((arg) => resolve(arg.slice('--before='.length))),
+];
+
+async function answering(url: string, child: ChildProcess): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // Not listening yet: valgrind makes the start slow.
+    }
+    await sleep(1_000);
+  }
+  throw new Error(`${url} never answered`);
+}
+
+const callgrind = (pid: number, ...command: string[]) =>
+  execFileSync('callgrind_control', [...command, String(pid)], { stdio: 'ignore' });
+
+async function count(checkout: string, port: number): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'job-instructions-'));
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
+      process.execPath,
+      resolve(checkout, 'dist', 'main.js'),
+    ],
+    {
+      cwd: checkout,
+      env: {
+        ...process.env,
+        CLUSTER_WORKERS: '1',
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        PORT: String(port),
+        TASK_MODULES: FAULT_TASKS,
+        JOBS_SQLITE_PATH: join(dir, 'jobs.sqlite'),
+        JOBS_MAX_STORED: '100000',
+      },
+      stdio: 'ignore',
+    },
+  );
+  try {
+    const target = {
+      url: `http://127.0.0.1:${port}`,
+      path: '/api/jobs',
+      method: 'POST' as const,
+      body: JSON.stringify({ task: 'thread-id', input: {} }),
+      contentType: 'application/json',
+    };
+    await answering(`${target.url}/health/ready`, child);
+    await fixedAmount(target, CONNECTIONS, WARM_JOBS);
+    for (let window = 0; window < WINDOWS; window++) {
+      await sleep(SETTLE_MS);
+      callgrind(child.pid!, '-z');
+      callgrind(child.pid!, '-i', 'on');
+      await fixedAmount(target, CONNECTIONS, COUNTED_JOBS);
+      await sleep(SETTLE_MS);
+      callgrind(child.pid!, '-d');
+      callgrind(child.pid!, '-i', 'off');
+    }
+  } finally {
+    child.kill('SIGKILL');
+  }
+  // One dump per window, in order (callgrind.out.1, .2, …).
+  return readdirSync(dir)
+    .filter((file) => /\.\d+$/.test(file))
+    .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
+    .map((file) => {
+      const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
+      return Number(summary?.[1] ?? NaN) / COUNTED_JOBS;
+    });
+}
+
+async function main(): Promise<void> {
+  const lines = ['build | instructions per job (each window)'];
+  for (const [index, checkout] of checkouts.entries()) {
+    const label = checkout === ROOT ? 'this build' : basename(checkout);
+    process.stderr.write(`${label}: under callgrind…\n`);
+    const windows = await count(checkout, 3_950 + index);
+    lines.push(`${label} | ${windows.map((n) => Math.round(n).toLocaleString('en')).join(' / ')}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
