@@ -13,11 +13,11 @@
  * divided by the jobs. User-space instructions only: the kernel's share (the
  * SQLite file's writes, the threads' wake-ups) is not counted.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { FAULT_TASKS } from '../test/support/test-config';
+import { answering, underCallgrind } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
 
@@ -37,49 +37,22 @@ const checkouts = [
     .map((arg) => resolve(arg.slice('--before='.length))),
 ];
 
-async function answering(url: string, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // Not listening yet: valgrind makes the start slow.
-    }
-    await sleep(1_000);
-  }
-  throw new Error(`${url} never answered`);
-}
-
-const callgrind = (pid: number, ...command: string[]) =>
-  execFileSync('callgrind_control', [...command, String(pid)], { stdio: 'ignore' });
-
 async function count(checkout: string, port: number): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'job-instructions-'));
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--smc-check=all-non-file',
-      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
-      process.execPath,
-      resolve(checkout, 'dist', 'main.js'),
-    ],
-    {
-      cwd: checkout,
-      env: {
-        ...process.env,
-        CLUSTER_WORKERS: '1',
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'info',
-        PORT: String(port),
-        TASK_MODULES: FAULT_TASKS,
-        JOBS_SQLITE_PATH: join(dir, 'jobs.sqlite'),
-        JOBS_MAX_STORED: '100000',
-      },
-      stdio: 'ignore',
+  const counted = underCallgrind([resolve(checkout, 'dist', 'main.js')], {
+    cwd: checkout,
+    env: {
+      ...process.env,
+      CLUSTER_WORKERS: '1',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      TASK_MODULES: FAULT_TASKS,
+      JOBS_SQLITE_PATH: join(dir, 'jobs.sqlite'),
+      JOBS_MAX_STORED: '100000',
     },
-  );
+    label: basename(checkout),
+  });
   try {
     const target = {
       url: `http://127.0.0.1:${port}`,
@@ -88,28 +61,19 @@ async function count(checkout: string, port: number): Promise<number[]> {
       body: JSON.stringify({ task: 'thread-id', input: {} }),
       contentType: 'application/json',
     };
-    await answering(`${target.url}/health/ready`, child);
+    await answering(`${target.url}/health/ready`, counted.child);
     await fixedAmount(target, CONNECTIONS, WARM_JOBS);
     for (let window = 0; window < WINDOWS; window++) {
       await sleep(SETTLE_MS);
-      callgrind(child.pid!, '-z');
-      callgrind(child.pid!, '-i', 'on');
-      await fixedAmount(target, CONNECTIONS, COUNTED_JOBS);
-      await sleep(SETTLE_MS);
-      callgrind(child.pid!, '-d');
-      callgrind(child.pid!, '-i', 'off');
+      await counted.window(async () => {
+        await fixedAmount(target, CONNECTIONS, COUNTED_JOBS);
+        await sleep(SETTLE_MS);
+      });
     }
   } finally {
-    child.kill('SIGKILL');
+    counted.child.kill('SIGKILL');
   }
-  // One dump per window, in order (callgrind.out.1, .2, …).
-  return readdirSync(dir)
-    .filter((file) => /\.\d+$/.test(file))
-    .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
-    .map((file) => {
-      const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
-      return Number(summary?.[1] ?? NaN) / COUNTED_JOBS;
-    });
+  return counted.instructions(COUNTED_JOBS);
 }
 
 async function main(): Promise<void> {

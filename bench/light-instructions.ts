@@ -10,10 +10,8 @@
  * instructions of every thread of the process (the kernel's share of a request,
  * the same for every server, is not counted), divided by the requests.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
+import { answering, underCallgrind } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
 
@@ -53,64 +51,23 @@ const SUBJECTS: readonly Subject[] = [
     .map((checkout) => service(basename(checkout), checkout)),
 ];
 
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-async function answering(url: string, child: ChildProcess): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // Not listening yet: valgrind makes the start slow.
-    }
-    await sleep(1_000);
-  }
-  throw new Error(`${url} never answered`);
-}
-
-const callgrind = (pid: number, ...command: string[]) =>
-  execFileSync('callgrind_control', [...command, String(pid)], { stdio: 'ignore' });
-
 async function count(subject: Subject, port: number): Promise<number[]> {
-  const dir = mkdtempSync(join(tmpdir(), `instructions-${subject.key}-`));
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--smc-check=all-non-file',
-      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
-      process.execPath,
-      ...subject.args,
-    ],
-    {
-      cwd: subject.cwd,
-      env: { ...process.env, ...subject.env, PORT: String(port) },
-      stdio: 'ignore',
-    },
-  );
+  const counted = underCallgrind(subject.args, {
+    cwd: subject.cwd,
+    env: { ...process.env, ...subject.env, PORT: String(port) },
+    label: subject.key,
+  });
   try {
     const target = { url: `http://127.0.0.1:${port}`, path: '/health/live' };
-    await answering(`${target.url}${target.path}`, child);
+    await answering(`${target.url}${target.path}`, counted.child);
     await fixedAmount(target, CONNECTIONS, WARM_REQUESTS);
     for (let window = 0; window < WINDOWS; window++) {
-      callgrind(child.pid!, '-z');
-      callgrind(child.pid!, '-i', 'on');
-      await fixedAmount(target, CONNECTIONS, COUNTED_REQUESTS);
-      callgrind(child.pid!, '-d');
-      callgrind(child.pid!, '-i', 'off');
+      await counted.window(() => fixedAmount(target, CONNECTIONS, COUNTED_REQUESTS));
     }
   } finally {
-    child.kill('SIGKILL');
+    counted.child.kill('SIGKILL');
   }
-  // One dump per window, in order (callgrind.out.1, .2, …).
-  return readdirSync(dir)
-    .filter((file) => /\.\d+$/.test(file))
-    .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
-    .map((file) => {
-      const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, file), 'utf8'));
-      return Number(summary?.[1] ?? NaN) / COUNTED_REQUESTS;
-    });
+  return counted.instructions(COUNTED_REQUESTS);
 }
 
 async function main(): Promise<void> {
