@@ -42,7 +42,30 @@ const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
  */
 export function requestId(raw: IncomingMessage): string {
   const incoming = raw.headers['x-request-id'];
-  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming)
+    ? incoming
+    : nextRequestId();
+}
+
+/** Ids from one random prefix at most; then a fresh one. */
+const IDS_PER_PREFIX = 2 ** 48;
+let idPrefix = '';
+let idCount = IDS_PER_PREFIX;
+
+/**
+ * A version-4 UUID's first 80 random bits, drawn once per 2^48 requests, and a
+ * counter in its last 48: unique across processes as random UUIDs are, in the
+ * same form, for a fraction of the cost. `randomUUID` builds each id from 20
+ * string concatenations, ~2 % of a light request's instructions (ADR 0032).
+ * Not secret, as a random UUID is not either: ids only correlate.
+ */
+export function nextRequestId(): string {
+  if (idCount === IDS_PER_PREFIX) {
+    // `xxxxxxxx-xxxx-4xxx-yxxx-`: the version and variant bits stay randomUUID's.
+    idPrefix = randomUUID().slice(0, 24);
+    idCount = 0;
+  }
+  return idPrefix + (idCount++).toString(16).padStart(12, '0');
 }
 
 /**
