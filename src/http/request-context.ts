@@ -53,11 +53,12 @@ let idPrefix = '';
 let idCount = IDS_PER_PREFIX;
 
 /**
- * A version-4 UUID's first 80 random bits, drawn once per 2^48 requests, and a
- * counter in its last 48: unique across processes as random UUIDs are, in the
- * same form, for a fraction of the cost. `randomUUID` builds each id from 20
- * string concatenations, ~2 % of a light request's instructions (ADR 0032).
- * Not secret, as a random UUID is not either: ids only correlate.
+ * A UUID in version-4 form: its first 80 bits (74 of them random) drawn once
+ * per 2^48 requests, a counter in its last 48. Unique across processes and
+ * restarts as random UUIDs are, for a fraction of the cost: `randomUUID`
+ * builds each id from 20 string concatenations, ~2 % of a light request's
+ * instructions (ADR 0032). Ids only correlate logs and responses; nothing
+ * relies on them being unguessable.
  */
 export function nextRequestId(): string {
   if (idCount === IDS_PER_PREFIX) {
