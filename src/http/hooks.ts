@@ -15,6 +15,7 @@ import {
 import { lingerOnClose } from './lingering-close';
 import { problemCodeOf, sendProblem } from './problem-details.filter';
 import { routeOf, routeProfileOf, stampRequest } from './request-context';
+import { decorateRequestState } from './request-state';
 import { compileRouteProfile } from './route-behaviour';
 
 /** The drain's say over each request (ShutdownService). */
@@ -100,12 +101,9 @@ export interface HookParticipants {
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
   const { drain, responses, bodies, access, taskAdmission, budget, admin, direct } = participants;
-  fastify.decorateRequest('arrivedAt', 0);
-  fastify.decorateRequest('routeProfile', null);
-  // Declared up front: a property added to some requests only would change their shape.
-  fastify.decorateRequest('identity', null);
-  fastify.decorateRequest('releaseTaskSlot', null);
-  fastify.decorateRequest('bodyHolding', null);
+  // Declared up front, in one per-request object: a property added to some requests only would
+  // change their shape, and each decorated value costs a keyed store per request.
+  decorateRequestState(fastify);
 
   fastify.addHook('onRoute', compileRouteProfile);
   if (direct !== undefined) registerDirectRoutes(fastify, direct);
