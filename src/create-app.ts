@@ -1,5 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { accessGate } from './auth/access-gate';
@@ -12,6 +12,7 @@ import type { AppConfig } from './config/app-config';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
 import { AdminListener } from './http/admin-listener';
 import { BodyMemoryBudget } from './http/body-memory-budget';
+import { LeanFastifyAdapter } from './http/lean-fastify-adapter';
 import { registerHooks } from './http/hooks';
 import { setupOpenApi } from './http/openapi';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -36,7 +37,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const logger = createRootLogger(config.log);
   // Before anything else: a key file or public key that cannot be read stops the start.
   const authenticator = createAuthenticator(config, logger);
-  const adapter = new FastifyAdapter({
+  const adapter = new LeanFastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
     // No Nest middleware: without @fastify/middie, no request runs its hook.
     skipMiddie: true,

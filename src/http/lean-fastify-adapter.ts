@@ -1,0 +1,80 @@
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyInstance, RawServerDefault } from 'fastify';
+
+type AdapterOptions = ConstructorParameters<typeof FastifyAdapter<RawServerDefault>>[0];
+
+/**
+ * The hooks Nest's FastifyAdapter (11.2) adds in its constructor, by kind: four
+ * `onRequest` — Nest middleware's request hook, `app.enableCors()`, request
+ * targets middleware could not match, custom versioning's errors — and one
+ * `onResponse`, Nest middleware's response hook.
+ */
+export const NEST_ADAPTER_HOOKS = { onRequest: 4, onResponse: 1 } as const;
+
+/** The adapter being constructed: the hooks Nest adds meanwhile, and how to stop dropping them. */
+let muting: { readonly added: Record<string, number>; restore: () => void } | undefined;
+
+/**
+ * Nest's FastifyAdapter without the per-request hooks it adds for features
+ * corepool does not use (ADR 0034). corepool has no Nest middleware
+ * (`skipMiddie`), no CORS and no versioning, so each of those hooks is a call
+ * that does nothing on every request: together ~1,500 of a light request's
+ * ~68,000 instructions. Nest adds them to the instance it has just made,
+ * before its constructor returns; they are left out as they are added. A Nest
+ * that adds other hooks stops the start here rather than losing one silently,
+ * and the features that would need the dropped hooks refuse to be turned on.
+ */
+export class LeanFastifyAdapter extends FastifyAdapter {
+  constructor(options: AdapterOptions) {
+    const current = { added: {}, restore: () => undefined };
+    muting = current;
+    try {
+      super(options);
+    } finally {
+      muting = undefined;
+      current.restore();
+    }
+    const expected = JSON.stringify(NEST_ADAPTER_HOOKS);
+    if (JSON.stringify(current.added) !== expected) {
+      throw new Error(
+        `Nest's FastifyAdapter added the hooks ${JSON.stringify(current.added)}, not ${expected}: ` +
+          'check src/http/lean-fastify-adapter.ts against this version of @nestjs/platform-fastify',
+      );
+    }
+  }
+
+  /** Nest calls this with the instance it has made, before it adds its hooks. */
+  override setInstance<T = FastifyInstance>(made: T): void {
+    super.setInstance(made);
+    const instance = made as FastifyInstance;
+    const current = muting;
+    if (current === undefined) return;
+    // An own property of the instance, which Fastify's hooks are added through.
+    const addHook = Object.getOwnPropertyDescriptor(instance, 'addHook')?.value as (
+      this: FastifyInstance,
+      name: string,
+      hook: unknown,
+    ) => FastifyInstance;
+    current.restore = () => {
+      instance.addHook = addHook;
+    };
+    const muted = function (this: FastifyInstance, name: string, hook: unknown): FastifyInstance {
+      if (!Object.hasOwn(NEST_ADAPTER_HOOKS, name)) return addHook.call(this, name, hook);
+      current.added[name] = (current.added[name] ?? 0) + 1;
+      return this;
+    };
+    instance.addHook = muted;
+  }
+
+  override enableCors(): void {
+    throw new Error('CORS is not wired in (src/http/lean-fastify-adapter.ts drops its hook)');
+  }
+
+  override setOnRequestHook(): void {
+    throw new Error('Nest adapter hooks are not wired in (src/http/lean-fastify-adapter.ts)');
+  }
+
+  override setOnResponseHook(): void {
+    throw new Error('Nest adapter hooks are not wired in (src/http/lean-fastify-adapter.ts)');
+  }
+}
