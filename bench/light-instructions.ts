@@ -6,18 +6,25 @@
  *   npm run build && npx tsx bench/light-instructions.ts [--before=<checkout>]
  *
  * Each server runs under callgrind with counting off. After 40,000 requests
- * (the JIT has settled), two windows of 20,000 are counted: the user-space
+ * (the JIT has settled), five windows of 10,000 are counted: the user-space
  * instructions of every thread of the process (the kernel's share of a request,
- * the same for every server, is not counted), divided by the requests.
+ * the same for every server, is not counted), divided by the requests. The
+ * median window is the count. On a quiet machine windows repeat within ~3 %;
+ * on a busy one they have differed by half, for every server: the background
+ * threads' work (V8's compiler and collector) and the service's timers land
+ * in one window or another. Compare counts of one quiet run only.
+ *
+ * `--skip=<key>` leaves a server out (e.g. `--skip=nest` when comparing builds).
  */
 import { basename, resolve } from 'node:path';
 import { answering, underCallgrind } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
+import { median } from './lib/stats';
 
 const WARM_REQUESTS = 40_000;
-const COUNTED_REQUESTS = 20_000;
-const WINDOWS = 2;
+const COUNTED_REQUESTS = 10_000;
+const WINDOWS = 5;
 const CONNECTIONS = 8;
 const TSX = require.resolve('tsx/cjs');
 
@@ -41,6 +48,9 @@ const service = (key: string, checkout: string): Subject => ({
   env: { CLUSTER_WORKERS: '1', NODE_ENV: 'production', LOG_LEVEL: 'info' },
 });
 
+const skipped = new Set(
+  process.argv.filter((arg) => arg.startsWith('--skip=')).map((arg) => arg.slice('--skip='.length)),
+);
 const SUBJECTS: readonly Subject[] = [
   baseline('bare', 'bare-fastify.ts'),
   baseline('nest', 'nest-minimal.ts', { POOL_THREADS: '2' }),
@@ -49,7 +59,7 @@ const SUBJECTS: readonly Subject[] = [
     .filter((arg) => arg.startsWith('--before='))
     .map((arg) => resolve(arg.slice('--before='.length)))
     .map((checkout) => service(basename(checkout), checkout)),
-];
+].filter((subject) => !skipped.has(subject.key));
 
 async function count(subject: Subject, port: number): Promise<number[]> {
   const counted = underCallgrind(subject.args, {
@@ -71,15 +81,16 @@ async function count(subject: Subject, port: number): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  const lines = ['server | instructions per light request (each window) | ÷ bare'];
+  const lines = ['server | instructions per light request (each window) | median | ÷ bare'];
   let bare: number | undefined;
   for (const [index, subject] of SUBJECTS.entries()) {
     process.stderr.write(`${subject.key}: under callgrind…\n`);
     const windows = await count(subject, 3_900 + index);
-    const last = windows.at(-1) ?? NaN;
-    bare ??= last;
+    const typical = median(windows);
+    bare ??= typical;
+    const shown = (n: number) => Math.round(n).toLocaleString('en');
     lines.push(
-      `${subject.key} | ${windows.map((n) => Math.round(n).toLocaleString('en')).join(' / ')} | ${(last / bare).toFixed(2)}`,
+      `${subject.key} | ${windows.map(shown).join(' / ')} | ${shown(typical)} | ${(typical / bare).toFixed(2)}`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
