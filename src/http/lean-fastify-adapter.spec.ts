@@ -65,17 +65,29 @@ describe('LeanFastifyAdapter', () => {
     }
   });
 
-  it('keeps hooks added after it is constructed', async () => {
+  it("keeps hooks added after it is constructed, and a plugin's hooks its own", async () => {
     const adapter = new LeanFastifyAdapter({ skipMiddie: true });
     const calls: string[] = [];
-    adapter.getInstance().addHook('onRequest', (_request, _reply, done) => {
-      calls.push('onRequest');
+    const root = adapter.getInstance();
+    root.addHook('onRequest', (_request, _reply, done) => {
+      calls.push('root');
       done();
+    });
+    void root.register((plugin, _options, registered) => {
+      plugin.addHook('onRequest', (_request, _reply, done) => {
+        calls.push('plugin');
+        done();
+      });
+      plugin.get('/inner', () => ({ inner: true }));
+      registered();
     });
     const { app, fastify } = await appOn(adapter);
     try {
       await fastify.inject({ url: '/ping' });
-      expect(calls).toEqual(['onRequest']);
+      expect(calls).toEqual(['root']);
+      calls.length = 0;
+      expect((await fastify.inject({ url: '/inner' })).json()).toEqual({ inner: true });
+      expect(calls).toEqual(['root', 'plugin']);
     } finally {
       await app.close();
     }

@@ -49,8 +49,10 @@ export class LeanFastifyAdapter extends FastifyAdapter {
     const instance = made as FastifyInstance;
     const current = muting;
     if (current === undefined) return;
-    // An own property of the instance, which Fastify's hooks are added through.
-    const addHook = Object.getOwnPropertyDescriptor(instance, 'addHook')?.value as (
+    // Kept unbound and put back as it was: a plugin's instance inherits it and calls it with
+    // itself as `this`, so that its hooks stay its own.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
+    const addHook = instance.addHook as unknown as (
       this: FastifyInstance,
       name: string,
       hook: unknown,
