@@ -9,10 +9,11 @@
  * (the JIT has settled), five windows of 10,000 are counted: the user-space
  * instructions of every thread of the process (the kernel's share of a request,
  * the same for every server, is not counted), divided by the requests. The
- * median window is the count. On a quiet machine windows repeat within ~3 %;
- * on a busy one they have differed by half, for every server: the background
- * threads' work (V8's compiler and collector) and the service's timers land
- * in one window or another. Compare counts of one quiet run only.
+ * median window is the count. On one machine windows repeated within ~3 %;
+ * on another they differed by up to half, for every server, quiet or not, and
+ * taking off an idle window's share (the service's timers) did not steady
+ * them; the cause was not found (ADR 0034). Compare builds within one run,
+ * and read the windows before the ratio.
  *
  * `--skip=<key>` leaves a server out (e.g. `--skip=nest` when comparing builds).
  */

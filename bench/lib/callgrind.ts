@@ -5,8 +5,9 @@ import { join } from 'node:path';
 
 /**
  * A process under valgrind's callgrind with counting off, for benches that
- * count instructions (`light-instructions.ts`, `job-instructions.ts`): the
- * same count run after run, however busy the machine (ADR 0025).
+ * count instructions (`light-instructions.ts`, `job-instructions.ts`): counts
+ * that repeated within ~3 % on one machine (ADR 0025), but not on every one
+ * (ADR 0034).
  */
 export interface Counted {
   readonly child: ChildProcess;
