@@ -29,6 +29,7 @@ import { startService, type ServiceProcess } from '../test/support/service-proce
 import { SqliteJobStore } from '../src/jobs/sqlite/sqlite-job-store';
 import { openLoop } from './lib/open-loop';
 import { startBaseline, type Server } from './lib/servers';
+import { noteFileName, REPORT_PATHS } from './lib/report';
 import { fmt, markdownTable, ratio, summarize, type LatencySummary } from './lib/stats';
 import { TINY_ENDING, TINY_PAYLOAD } from './lib/tiny-job';
 
@@ -36,7 +37,8 @@ const { values: args } = parseArgs({
   options: {
     jobs: { type: 'string', default: '3000' },
     seconds: { type: 'string', default: '10' },
-    out: { type: 'string', default: 'bench/results/2026-12-01-jobs.md' },
+    /** Default: a note dated like the main bench's, `bench/results/2026-12-02-0921-jobs.md`. */
+    out: { type: 'string' },
   },
 });
 const JOBS = Number(args.jobs);
@@ -261,7 +263,8 @@ async function main(): Promise<void> {
     String(r.refusedInThroughput + r.at500.refused + r.at1000.refused),
   ]);
   const throughputRatio = ratio(sqlite.jobsPerSecond, bull.jobsPerSecond);
-  const note = `# Jobs: SQLite (default) beside BullMQ — ${new Date().toISOString().slice(0, 16)}Z
+  const date = new Date().toISOString();
+  const note = `# Jobs: SQLite (default) beside BullMQ — ${date.slice(0, 16)}Z
 
 \`npm run bench:jobs -- --jobs ${JOBS} --seconds ${SECONDS}\`, Node ${process.version},
 ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), load average at the end
@@ -307,7 +310,8 @@ ${markdownTable(
 - Event-loop lag is the largest over the service's processes, over the 1,000/s run (p99 of the
   process's own histogram, and its max).
 `;
-  writeFileSync(resolve(args.out), note);
+  const out = args.out ?? join(REPORT_PATHS.resultsDir, noteFileName({ date, mode: 'jobs' }));
+  writeFileSync(resolve(out), note);
   process.stdout.write(note);
 }
 

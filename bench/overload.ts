@@ -24,6 +24,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { buildIfNeeded } from './lib/build';
+import { noteFileName } from './lib/report';
 import { ROOT, startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
 
@@ -478,10 +479,13 @@ async function main(): Promise<void> {
     }
   }
   const text = report(results, startedAt, load);
-  // As the main bench names its notes: 2026-11-30-1655-overload.md.
-  const iso = startedAt.toISOString();
-  const name = `${iso.slice(0, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}-overload${quick ? '-quick' : ''}.md`;
-  const file = resolve(ROOT, 'bench', 'results', name);
+  const mode = quick ? 'overload-quick' : 'overload';
+  const file = resolve(
+    ROOT,
+    'bench',
+    'results',
+    noteFileName({ date: startedAt.toISOString(), mode }),
+  );
   writeFileSync(file, text);
   log(`\n${text}\nwritten to ${file}`);
 }

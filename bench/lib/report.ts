@@ -353,8 +353,8 @@ export const REPORT_PATHS: ReportPaths = {
   performanceDoc: join(ROOT, 'docs', 'performance.md'),
 };
 
-/** `2026-11-30-1655-full.md`: sorts by time, and says which kind of run it was. */
-export function noteFileName(report: Pick<BenchReport, 'date' | 'mode'>): string {
+/** `2026-11-30-1655-full.md`: sorts by time, and says which kind of run it was (`full`, `jobs`, …). */
+export function noteFileName(report: { readonly date: string; readonly mode: string }): string {
   const [day, time] = report.date.split('T') as [string, string];
   return `${day}-${time.slice(0, 5).replace(':', '')}-${report.mode}.md`;
 }
