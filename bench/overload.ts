@@ -22,10 +22,10 @@
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { buildIfNeeded } from './lib/build';
-import { noteFileName } from './lib/report';
-import { ROOT, startBaseline, startService, type Server } from './lib/servers';
+import { noteFileName, REPORT_PATHS } from './lib/report';
+import { startBaseline, startService, type Server } from './lib/servers';
 import { summarize } from './lib/stats';
 
 const quick = process.argv.includes('--quick');
@@ -480,12 +480,7 @@ async function main(): Promise<void> {
   }
   const text = report(results, startedAt, load);
   const mode = quick ? 'overload-quick' : 'overload';
-  const file = resolve(
-    ROOT,
-    'bench',
-    'results',
-    noteFileName({ date: startedAt.toISOString(), mode }),
-  );
+  const file = join(REPORT_PATHS.resultsDir, noteFileName({ date: startedAt.toISOString(), mode }));
   writeFileSync(file, text);
   log(`\n${text}\nwritten to ${file}`);
 }
