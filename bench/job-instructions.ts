@@ -10,14 +10,15 @@
  * Each build runs under callgrind with counting off. After `WARM_JOBS`
  * submissions (the JIT has settled), two windows each count `COUNTED_JOBS`
  * submissions and the runner's work on them (a pause after each lets it finish),
- * divided by the jobs. User-space instructions only: the kernel's share (the
- * SQLite file's writes, the threads' wake-ups) is not counted.
+ * divided by the jobs: every thread's, and the event loop's alone. User-space
+ * instructions only: the kernel's share (the SQLite file's writes, the
+ * threads' wake-ups) is not counted.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { FAULT_TASKS } from '../test/support/test-config';
-import { answering, underCallgrind } from './lib/callgrind';
+import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
 
@@ -37,7 +38,7 @@ const checkouts = [
     .map((arg) => resolve(arg.slice('--before='.length))),
 ];
 
-async function count(checkout: string, port: number): Promise<number[]> {
+async function count(checkout: string, port: number): Promise<WindowCount[]> {
   const dir = mkdtempSync(join(tmpdir(), 'job-instructions-'));
   const counted = underCallgrind([resolve(checkout, 'dist', 'main.js')], {
     cwd: checkout,
@@ -77,12 +78,18 @@ async function count(checkout: string, port: number): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  const lines = ['build | instructions per job (each window)'];
+  const lines = [
+    'build | instructions per job, every thread (each window) | on the event loop (each window)',
+  ];
+  const shown = (counts: number[]) =>
+    counts.map((n) => Math.round(n).toLocaleString('en')).join(' / ');
   for (const [index, checkout] of checkouts.entries()) {
     const label = checkout === ROOT ? 'this build' : basename(checkout);
     process.stderr.write(`${label}: under callgrind…\n`);
     const windows = await count(checkout, 3_950 + index);
-    lines.push(`${label} | ${windows.map((n) => Math.round(n).toLocaleString('en')).join(' / ')}`);
+    lines.push(
+      `${label} | ${shown(windows.map((window) => window.all))} | ${shown(windows.map((window) => window.main))}`,
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

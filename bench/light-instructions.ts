@@ -6,19 +6,20 @@
  *   npm run build && npx tsx bench/light-instructions.ts [--before=<checkout>]
  *
  * Each server runs under callgrind with counting off. After 40,000 requests
- * (the JIT has settled), five windows of 10,000 are counted: the user-space
- * instructions of every thread of the process (the kernel's share of a request,
- * the same for every server, is not counted), divided by the requests. The
- * median window is the count. On one machine windows repeated within ~3 %;
- * on another they differed by up to half, for every server, quiet or not, and
- * taking off an idle window's share (the service's timers) did not steady
- * them; the cause was not found (ADR 0034). Compare builds within one run,
- * and read the windows before the ratio.
+ * (the JIT has settled), five windows of 10,000 are counted, each thread
+ * apart, and divided by the requests: user-space instructions only (the
+ * kernel's share of a request, the same for every server, is not counted).
+ * The count is the main thread's, the event loop's own work, median over the
+ * windows; it repeated within 2–4 %. Every thread's count is printed beside
+ * it: that one moved by 20–30 % from window to window (by half in ADR 0034's
+ * runs), with V8's helper threads (concurrent marking, compilation) in some
+ * windows and not in others (ADR 0025's amendment). Compare builds within one
+ * run, and read the windows before the ratio.
  *
  * `--skip=<key>` leaves a server out (e.g. `--skip=nest` when comparing builds).
  */
 import { basename, resolve } from 'node:path';
-import { answering, underCallgrind } from './lib/callgrind';
+import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
 import { median } from './lib/stats';
@@ -62,7 +63,7 @@ const SUBJECTS: readonly Subject[] = [
     .map((checkout) => service(basename(checkout), checkout)),
 ].filter((subject) => !skipped.has(subject.key));
 
-async function count(subject: Subject, port: number): Promise<number[]> {
+async function count(subject: Subject, port: number): Promise<WindowCount[]> {
   const counted = underCallgrind(subject.args, {
     cwd: subject.cwd,
     env: { ...process.env, ...subject.env, PORT: String(port) },
@@ -82,16 +83,22 @@ async function count(subject: Subject, port: number): Promise<number[]> {
 }
 
 async function main(): Promise<void> {
-  const lines = ['server | instructions per light request (each window) | median | ÷ bare'];
+  const lines = [
+    'server | main-thread instructions per light request (each window) | median | ÷ bare | every thread: median (lowest–highest)',
+  ];
   let bare: number | undefined;
+  const shown = (n: number) => Math.round(n).toLocaleString('en');
   for (const [index, subject] of SUBJECTS.entries()) {
     process.stderr.write(`${subject.key}: under callgrind…\n`);
     const windows = await count(subject, 3_900 + index);
-    const typical = median(windows);
+    const mainThread = windows.map((window) => window.main);
+    const everyThread = windows.map((window) => window.all);
+    const typical = median(mainThread);
     bare ??= typical;
-    const shown = (n: number) => Math.round(n).toLocaleString('en');
     lines.push(
-      `${subject.key} | ${windows.map(shown).join(' / ')} | ${shown(typical)} | ${(typical / bare).toFixed(2)}`,
+      `${subject.key} | ${mainThread.map(shown).join(' / ')} | ${shown(typical)} | ` +
+        `${(typical / bare).toFixed(2)} | ${shown(median(everyThread))} ` +
+        `(${shown(Math.min(...everyThread))}–${shown(Math.max(...everyThread))})`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
