@@ -24,6 +24,21 @@ describe('request ids', () => {
     expect(other().slice(0, 24)).not.toBe(nextRequestId().slice(0, 24));
   });
 
+  it('made ones get a fresh random prefix after 2^24, and keep their form across the turn', () => {
+    // The tests before this one made ids already: find the turn within the next 2^24.
+    let last = nextRequestId();
+    let next = nextRequestId();
+    for (let i = 0; i < 2 ** 24 && next.slice(0, 30) === last.slice(0, 30); i++) {
+      last = next;
+      next = nextRequestId();
+    }
+    expect(last).toMatch(UUID_V4);
+    expect(next).toMatch(UUID_V4);
+    expect(last.slice(30)).toBe('ffffff');
+    expect(next.slice(30)).toBe('000000');
+    expect(next.slice(0, 30)).not.toBe(last.slice(0, 30));
+  });
+
   it('honours a safe incoming id and replaces an unsafe one', () => {
     expect(requestId(withHeader('trace-42.a:b_c'))).toBe('trace-42.a:b_c');
     expect(requestId(withHeader('has space'))).toMatch(UUID_V4);
