@@ -20,7 +20,8 @@ declare module 'fastify' {
  * per request.
  */
 export function routeProfileOf(request: FastifyRequest): RouteProfile {
-  // Not `!== null`: a request Fastify refuses before routing (a bad URL) has no decorations yet.
+  // Truthy, not `!== null`: on a request Fastify refuses before routing (a bad URL) the
+  // decorations are missing, and the profile reads undefined.
   if (request.routeProfile) return request.routeProfile;
   // Once: each read of `routeOptions` builds its object again.
   const { config, url } = request.routeOptions;
