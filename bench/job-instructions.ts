@@ -1,6 +1,6 @@
 /**
  * Instructions per job (submit, claim, run, finish), counted by valgrind's
- * callgrind on one service process (`CLUSTER_WORKERS=1`), every thread of it:
+ * callgrind on one service process (`CLUSTER_WORKERS=1`), each thread apart:
  * the way to size a change of a few per cent to the jobs path, where CPU
  * times on a shared 2-core machine vary by a quarter between rounds of one
  * build (ADR 0031; `light-instructions.ts` does the same for the light route).
