@@ -11,7 +11,8 @@
  * process of its own (`bench/lib/open-loop-client.ts`); every other key is an
  * environment variable of the service (e.g. `NODE_OPTIONS=--max-semi-space-size=32`).
  *
- * In the same seconds as the submissions (`--rate`/s for `--seconds`):
+ * Each service is first warmed up for `--warm` seconds at `--rate`. In the same
+ * seconds as the submissions (`--rate`/s for `--seconds`):
  * - the machine's floor: a bare Fastify process (`bench/baselines/bare-fastify.ts`)
  *   probed at `--probe`/s by another light generator process;
  * - per service process, from /proc: the event-loop thread's CPU and the time it
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     probe: { type: 'string', default: '200' },
     main: { type: 'string', default: 'dist/main.js' },
     quiet: { type: 'string', default: '100' },
+    warm: { type: 'string', default: '10' },
   },
 });
 const BODY = JSON.stringify({ task: 'thread-id', input: {} });
@@ -264,7 +266,18 @@ async function main(): Promise<void> {
           discardOutputAfterReady: true,
         });
         try {
-          await fetchLoop(service.url, 100, 2); // warm-up
+          // Warm-up at the measured rate: after 200 submissions at 100/s, a 2-process cluster
+          // still compiled through its first seconds at 500/s, and its p99 read 3-9 x its
+          // steady state (ADR 0036).
+          await openLoop({
+            port: service.port,
+            method: 'POST',
+            path: '/api/jobs',
+            body: BODY,
+            expect: 202,
+            rate,
+            seconds: Number(args.warm),
+          });
           if (variant.burst > 0) await burstOf(service.url, variant.burst);
           await sleep(1000);
           await processMetrics(service.url); // resets the event-loop histograms
