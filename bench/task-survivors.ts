@@ -10,8 +10,8 @@
  *
  * For each scavenge of the process, from `v8.GCProfiler`: what survived in the
  * young generation, what it promoted to the old one, and its pause. A task
- * that ended before the scavenge should leave nothing: `survived` ÷ tasks since
- * the last scavenge is what each one left. The young generation is held at
+ * that ended before the scavenge should leave nothing: `survived` ÷ the tasks
+ * dispatched per scavenge (on average) is what each one left. The young generation is held at
  * the 16 MiB semi-space the service's processes grow to while they start, and
  * each task comes with `--garbage-kb` of objects that die at once, as a
  * submission's request does (~64 KB), so scavenges come at the service's pace.
@@ -19,7 +19,7 @@
  *   npx tsx bench/task-survivors.ts [--rate 250] [--seconds 20] [--garbage-kb 64]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -64,17 +64,18 @@ async function measure(variant: Variant): Promise<Scavenge[]> {
     const { WorkerInfo } = require(join(dirname(require.resolve('piscina')), 'worker_pool')) as {
       WorkerInfo: { prototype: object };
     };
-    const piscinas = Object.getOwnPropertyDescriptor(WorkerInfo.prototype, 'interface');
+    const original = Object.getOwnPropertyDescriptor(WorkerInfo.prototype, 'interface');
     const cache = new WeakMap<object, unknown>();
     Object.defineProperty(WorkerInfo.prototype, 'interface', {
       get(this: object) {
-        if (!cache.has(this)) cache.set(this, piscinas?.get?.call(this));
+        if (!cache.has(this)) cache.set(this, original?.get?.call(this));
         return cache.get(this);
       },
     });
   }
   const { Piscina } = await import('piscina');
-  const task = join(mkdtempSync(join(tmpdir(), 'corepool-survivors-')), 'echo.js');
+  const directory = mkdtempSync(join(tmpdir(), 'corepool-survivors-'));
+  const task = join(directory, 'echo.js');
   writeFileSync(task, 'module.exports = (input) => input;\n');
   const pool = new Piscina({ filename: task, minThreads: 1, maxThreads: 1 });
   await pool.run(0);
@@ -98,6 +99,7 @@ async function measure(variant: Variant): Promise<Scavenge[]> {
   clearInterval(ticker);
   const { statistics } = profiler.stop();
   await pool.destroy();
+  rmSync(directory, { recursive: true, force: true });
   const scavenges = statistics.filter((gc) => gc.gcType === 'Scavenge');
   const perScavenge = dispatched / Math.max(1, scavenges.length);
   return scavenges.map((gc) => {
