@@ -41,8 +41,12 @@ interface Scavenge {
   readonly survivedKb: number;
   readonly promotedKb: number;
   readonly pauseMs: number;
-  /** Tasks dispatched per scavenge, on average over the window. */
-  readonly tasks: number;
+}
+
+/** A child's window: the tasks it dispatched, and its scavenges in the meantime. */
+interface Measured {
+  readonly dispatched: number;
+  readonly scavenges: Scavenge[];
 }
 
 function spaceUsed(stats: { heapSpaceStatistics: { spaceName: string; spaceUsedSize: number }[] }) {
@@ -58,7 +62,7 @@ function garbage(kb: number): number {
 }
 
 /** In the child: run the pool at the rate, return every scavenge of the measured window. */
-async function measure(variant: Variant): Promise<Scavenge[]> {
+async function measure(variant: Variant): Promise<Measured> {
   if (variant === 'cached-interface') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { WorkerInfo } = require(join(dirname(require.resolve('piscina')), 'worker_pool')) as {
@@ -98,26 +102,27 @@ async function measure(variant: Variant): Promise<Scavenge[]> {
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   clearInterval(ticker);
   const { statistics } = profiler.stop();
-  await pool.destroy();
+  // Lets the tasks in flight finish: `destroy` would reject them, unhandled.
+  await pool.close();
   rmSync(directory, { recursive: true, force: true });
-  const scavenges = statistics.filter((gc) => gc.gcType === 'Scavenge');
-  const perScavenge = dispatched / Math.max(1, scavenges.length);
-  return scavenges.map((gc) => {
-    const before = spaceUsed(gc.beforeGC);
-    const after = spaceUsed(gc.afterGC);
-    return {
-      survivedKb: after('new_space') / 1024,
-      promotedKb: (after('old_space') - before('old_space')) / 1024,
-      pauseMs: gc.cost / 1000,
-      tasks: perScavenge,
-    };
-  });
+  const scavenges = statistics
+    .filter((gc) => gc.gcType === 'Scavenge')
+    .map((gc) => {
+      const before = spaceUsed(gc.beforeGC);
+      const after = spaceUsed(gc.afterGC);
+      return {
+        survivedKb: after('new_space') / 1024,
+        promotedKb: (after('old_space') - before('old_space')) / 1024,
+        pauseMs: gc.cost / 1000,
+      };
+    });
+  return { dispatched, scavenges };
 }
 
 function main(): void {
   if (args.child !== undefined) {
-    void measure(args.child as Variant).then((scavenges) => {
-      process.stdout.write(`${JSON.stringify(scavenges)}\n`);
+    void measure(args.child as Variant).then((measured) => {
+      process.stdout.write(`${JSON.stringify(measured)}\n`);
     });
     return;
   }
@@ -143,9 +148,9 @@ function main(): void {
       ],
       { encoding: 'utf8' },
     );
-    const scavenges = JSON.parse(out.trim().split('\n').pop() ?? '[]') as Scavenge[];
+    const { dispatched, scavenges } = JSON.parse(out.trim().split('\n').pop() ?? '') as Measured;
     const survived = median(scavenges.map((s) => s.survivedKb));
-    const perTask = median(scavenges.map((s) => (s.survivedKb * 1024) / s.tasks));
+    const perTask = (survived * 1024) / (dispatched / Math.max(1, scavenges.length));
     console.log(
       `${variant.padEnd(16)} | ${String(scavenges.length).padStart(9)} | ${fmt(survived, 0).padStart(11)} | ` +
         `${fmt(median(scavenges.map((s) => s.promotedKb)), 0).padStart(11)} | ` +
