@@ -21,6 +21,7 @@ import { FAULT_TASKS } from '../test/support/test-config';
 import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
+import { fmt } from './lib/stats';
 
 const WARM_JOBS = 4_000;
 const COUNTED_JOBS = 2_000;
@@ -81,8 +82,7 @@ async function main(): Promise<void> {
   const lines = [
     'build | instructions per job, every thread (each window) | on the event loop (each window)',
   ];
-  const shown = (counts: number[]) =>
-    counts.map((n) => Math.round(n).toLocaleString('en')).join(' / ');
+  const shown = (counts: number[]) => counts.map((n) => fmt(n)).join(' / ');
   for (const [index, checkout] of checkouts.entries()) {
     const label = checkout === ROOT ? 'this build' : basename(checkout);
     process.stderr.write(`${label}: under callgrind…\n`);

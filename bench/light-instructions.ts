@@ -22,7 +22,7 @@ import { basename, resolve } from 'node:path';
 import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
 import { ROOT } from './lib/servers';
-import { median } from './lib/stats';
+import { fmt, median } from './lib/stats';
 
 const WARM_REQUESTS = 40_000;
 const COUNTED_REQUESTS = 10_000;
@@ -87,7 +87,6 @@ async function main(): Promise<void> {
     'server | main-thread instructions per light request (each window) | median | ÷ bare | every thread: median (lowest–highest)',
   ];
   let bare: number | undefined;
-  const shown = (n: number) => Math.round(n).toLocaleString('en');
   for (const [index, subject] of SUBJECTS.entries()) {
     process.stderr.write(`${subject.key}: under callgrind…\n`);
     const windows = await count(subject, 3_900 + index);
@@ -96,9 +95,9 @@ async function main(): Promise<void> {
     const typical = median(mainThread);
     bare ??= typical;
     lines.push(
-      `${subject.key} | ${mainThread.map(shown).join(' / ')} | ${shown(typical)} | ` +
-        `${(typical / bare).toFixed(2)} | ${shown(median(everyThread))} ` +
-        `(${shown(Math.min(...everyThread))}–${shown(Math.max(...everyThread))})`,
+      `${subject.key} | ${mainThread.map((n) => fmt(n)).join(' / ')} | ${fmt(typical)} | ` +
+        `${(typical / bare).toFixed(2)} | ${fmt(median(everyThread))} ` +
+        `(${fmt(Math.min(...everyThread))}–${fmt(Math.max(...everyThread))})`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
