@@ -1,8 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RouteAccess } from '../auth/scopes';
-import { Errors, type AppError } from '../common/app-error';
+import type { FastifyInstance } from 'fastify';
 import type { AdminListener } from './admin-listener';
+import {
+  admissionSteps,
+  type AccessCheck,
+  type DrainGate,
+  type TaskAdmission,
+} from './admission-steps';
 import { admitAnnouncedBody, guardBodyStream, hasBody } from './body-admission';
 import type { BodyMemoryBudget } from './body-memory-budget';
 import { registerDirectRoutes, type DirectRoutes } from './direct-routes';
@@ -13,18 +17,10 @@ import {
   type BodyParserOptions,
 } from './body-parsers';
 import { lingerOnClose } from './lingering-close';
-import { problemCodeOf, sendProblem } from './problem-details.filter';
-import { routeOf, routeProfileOf, stampRequest } from './request-context';
+import { problemCodeOf } from './problem-details.filter';
+import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
 import { compileRouteProfile } from './route-behaviour';
-
-/** The drain's say over each request (ShutdownService). */
-export interface DrainGate {
-  /** Counts the request in; false when it must be refused with SHUTTING_DOWN. */
-  admits(request: IncomingMessage, response: ServerResponse): boolean;
-  /** True when this response must ask its client to close the connection (draining, an old connection, or one asked to move). */
-  closesConnection(request: IncomingMessage): boolean;
-}
 
 /** Where each answered request is reported (HttpMetricsService). */
 export interface ResponseRecorder {
@@ -36,15 +32,6 @@ export interface ResponseRecorder {
     code: string | undefined;
   }): void;
 }
-
-/** undefined lets the request on; an error is the answer. A promise only when it must wait (a JWKS, the primary). */
-type Verdict = AppError | undefined | Promise<AppError | undefined>;
-
-/** Authentication and scopes (auth/access-gate.ts): sets `request.identity`, or refuses with 401/403. */
-export type AccessCheck = (request: FastifyRequest, access: RouteAccess) => Verdict;
-
-/** The client's tasks-in-flight quota (auth/quotas.ts), for routes that run a task. */
-export type TaskAdmission = (request: FastifyRequest, reply: FastifyReply) => Verdict;
 
 export interface HookParticipants {
   readonly drain: DrainGate;
@@ -67,30 +54,32 @@ export interface HookParticipants {
  *
  * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`); the
  *    routes that run tasks get their handler called directly (`direct-routes.ts`).
- * 2. `onRequest`: stamp arrival time (deadlines count from here), echo `x-request-id`.
- * 3. `onRequest`: with ADMIN_PORT, a route answers only on its own listener
- *    (operator routes on the admin port, the rest on the public one); 404 elsewhere.
- * 4. `onRequest`: the drain counts the request; once its budget has run out,
- *    it is refused with 503 SHUTTING_DOWN.
- * 5. `onRequest`: authentication and the route's scope (`@HttpBehaviour({ access })`):
- *    401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets `request.identity`.
- *    Not on the admin listener, which only operator routes answer on.
- * 6. `onRequest`: a body announced larger than its route's limit: 413 before
- *    it is read; one that does not fit the memory budget: 503 (reason `memory`).
- * 7. `onRequest`: a route that runs a task takes one of its client's tasks-in-flight slots,
- *    or gets 429 RATE_LIMITED; then the route's own hooks: requests per second
+ * 2. `onRequest`, one hook of steps (`admission-steps.ts`):
+ *    a. stamp arrival time (deadlines count from here), echo `x-request-id`;
+ *    b. with ADMIN_PORT, a route answers only on its own listener
+ *       (operator routes on the admin port, the rest on the public one); 404 elsewhere;
+ *    c. the drain counts the request; once its budget has run out,
+ *       it is refused with 503 SHUTTING_DOWN;
+ *    d. authentication and the route's scope (`@HttpBehaviour({ access })`):
+ *       401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets
+ *       `request.identity`. Not on the admin listener, which only operator routes answer on;
+ *    e. a body announced larger than its route's limit: 413 before it is read;
+ *       one that does not fit the memory budget: 503 (reason `memory`);
+ *    f. a route that runs a task takes one of its client's tasks-in-flight slots,
+ *       or gets 429 RATE_LIMITED.
+ * 3. the route's own `onRequest` hooks: requests per second
  *    (`@fastify/rate-limit`, registered in auth/quotas.ts), 429 RATE_LIMITED.
- * 8. `preParsing`: `100 Continue` if the client waits for it; the body decoded
+ * 4. `preParsing`: `100 Continue` if the client waits for it; the body decoded
  *    from its `Content-Encoding` (else 415) and held to its route's limit (413)
  *    and the memory budget (503) as it streams.
- * 9. content-type parsers: JSON, or raw bytes for a binary task's route.
- * 10. `onSend`: `Connection: close` on every 503, on a response sent before its
+ * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
+ * 6. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads
  *    the answer, the rest is not kept), while draining, once a connection
  *    is older than its maximum age, and when the primary asked this process
  *    to move it (ADR 0018), so the client reconnects — to another process,
  *    or to this one's replacement.
- * 11. `onResponse`: duration and error metrics by route template and problem code.
+ * 7. `onResponse`: duration and error metrics by route template and problem code.
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -108,34 +97,6 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
   fastify.addHook('onRoute', compileRouteProfile);
   if (direct !== undefined) registerDirectRoutes(fastify, direct);
 
-  fastify.addHook('onRequest', (request, reply, done) => {
-    stampRequest(request, reply);
-    done();
-  });
-
-  if (admin !== undefined) {
-    fastify.addHook('onRequest', (request, _reply, done) => {
-      if (routeProfileOf(request).admin === admin.carries(request.raw)) return done();
-      done(Errors.routeNotFound(request.method, request.url));
-    });
-  }
-
-  fastify.addHook('onRequest', (request, reply, done) => {
-    if (drain.admits(request.raw, reply.raw)) return done();
-    // A hook that answers does not call done(): the reply ends the request here.
-    void sendProblem(reply, Errors.shuttingDown(), request.url);
-  });
-
-  // The admin listener serves operator routes only, on a port the Service does not expose
-  // (Prometheus scrapes it by pod address): its callers need no credentials.
-  const onAdminPort = (request: FastifyRequest) => admin?.carries(request.raw) === true;
-  fastify.addHook(
-    'onRequest',
-    gate((request) =>
-      onAdminPort(request) ? undefined : access(request, routeProfileOf(request).access),
-    ),
-  );
-
   // Node answers `Expect: 100-continue` itself, before any hook runs. Handing such a request
   // on unanswered lets a refusal (401, 413, 503, 415) come before the client sends a byte of
   // its body; `guardBodyStream` sends the 100 once the body is to be read.
@@ -143,17 +104,16 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     fastify.server.emit('request', request, response),
   );
 
-  const tooLarge = announcedTooLarge(bodies);
-  const admitBody = admitAnnouncedBody(budget);
-  fastify.addHook('onRequest', (request, reply, done) =>
-    done(tooLarge(request) ?? admitBody(request, reply)),
-  );
-
   fastify.addHook(
     'onRequest',
-    gate((request, reply) =>
-      routeProfileOf(request).runsTask ? taskAdmission(request, reply) : undefined,
-    ),
+    admissionSteps({
+      drain,
+      access,
+      taskAdmission,
+      admin,
+      tooLarge: announcedTooLarge(bodies),
+      admitBody: admitAnnouncedBody(budget),
+    }),
   );
 
   fastify.addHook('preParsing', guardBodyStream(budget, bodyLimitFor(bodies)));
@@ -186,29 +146,4 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     });
     done();
   });
-}
-
-/**
- * An `onRequest` hook from a check: synchronous while the check is, so a
- * request that needs no wait (API keys, no quota) pays no promise.
- */
-function gate(check: (request: FastifyRequest, reply: FastifyReply) => Verdict) {
-  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
-    const verdict = check(request, reply);
-    if (verdict === undefined) return done();
-    if (!(verdict instanceof Promise)) return void refuse(request, reply, verdict);
-    verdict.then(
-      (error) => (error === undefined ? done() : void refuse(request, reply, error)),
-      (error: unknown) => done(error as Error),
-    );
-  };
-}
-
-/**
- * A refused request's body is never read: `onSend` sees it unread and closes
- * the connection after the answer (a lingering close), so Node does not read
- * and discard the rest to reuse it.
- */
-function refuse(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
-  return sendProblem(reply, error, request.url);
 }
