@@ -1,5 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { nextRequestId, requestId } from './request-context';
+import Fastify from 'fastify';
+import { nextRequestId, requestId, routeProfileOf } from './request-context';
+import { decorateRequestState } from './request-state';
+import { compileRouteProfile, profileIn, UNMATCHED_ROUTE } from './route-behaviour';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const withHeader = (value?: string) =>
@@ -44,5 +47,35 @@ describe('request ids', () => {
     expect(requestId(withHeader('has space'))).toMatch(UUID_V4);
     expect(requestId(withHeader('x'.repeat(129)))).toMatch(UUID_V4);
     expect(requestId(withHeader())).toMatch(UUID_V4);
+  });
+});
+
+describe('the route profile', () => {
+  // routeProfileOf reads Fastify's internal route context; this holds it to the public
+  // `routeOptions`, so a Fastify upgrade that moves the context fails here.
+  it('is the one `routeOptions.config` holds, for matched and unmatched requests', async () => {
+    const fastify = Fastify();
+    decorateRequestState(fastify);
+    fastify.addHook('onRoute', compileRouteProfile);
+    type Seen = { read: unknown; public: unknown };
+    const seen: Seen[] = [];
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      const { config, url } = request.routeOptions;
+      seen.push({ read: routeProfileOf(request), public: profileIn(config as never, url) });
+      done();
+    });
+    fastify.get('/things/:id', () => 'ok');
+    try {
+      await fastify.inject({ url: '/things/7' });
+      await fastify.inject({ url: '/nowhere' });
+    } finally {
+      await fastify.close();
+    }
+    expect(seen).toHaveLength(2);
+    const [matched, unmatched] = seen as [Seen, Seen];
+    expect(matched.read).toBe(matched.public);
+    expect(matched.read).toMatchObject({ template: '/things/:id' });
+    expect(unmatched.read).toEqual(unmatched.public);
+    expect(unmatched.read).toMatchObject({ template: UNMATCHED_ROUTE, access: 'authenticated' });
   });
 });
