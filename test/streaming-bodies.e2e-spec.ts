@@ -143,6 +143,23 @@ describe('Bodies refused while they stream (real process)', () => {
     expect(statusesOf(admitted)).toEqual([100, 200]);
   });
 
+  it('answers a body sent to no route 404 ROUTE_NOT_FOUND before reading it, 100-continue or not', async () => {
+    const nowhere = '/api/nowhere';
+    const expecting = `POST ${nowhere} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n`;
+    const refused = await rawExchange(port(), [expecting], { waitMs: 5_000 });
+    expect(refused.statuses).toEqual([404]);
+    expect(firstBody(refused.text)).toMatchObject({ code: ErrorCode.ROUTE_NOT_FOUND });
+    const streamed = await upload(port(), chunkedHead(nowhere, 'application/json'), {
+      stopOnAnswer: true,
+    });
+    expect({ statuses: streamed.statuses, closed: streamed.closed }).toEqual({
+      statuses: [404],
+      closed: true,
+    });
+    // Answered from the head: what the client wrote before the answer is socket buffers at most.
+    expect(streamed.sentBytes).toBeLessThan(30 * MiB);
+  });
+
   it('415 UNSUPPORTED_MEDIA_TYPE with Accept-Encoding for a coding it does not decode', async () => {
     for (const coding of ['bogus', 'deflate', 'gzip, br', 'compress']) {
       const response = await fetch(`${service.url}/api/tasks/hash`, {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { AdminListener } from './admin-listener';
 import {
   admissionSteps,
@@ -63,15 +63,16 @@ export interface HookParticipants {
  *    d. authentication and the route's scope (`@HttpBehaviour({ access })`):
  *       401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets
  *       `request.identity`. Not on the admin listener, which only operator routes answer on;
- *    e. a body announced larger than its route's limit: 413 before it is read;
+ *    e. a request no route matched: 404 ROUTE_NOT_FOUND, before its body is read;
+ *    f. a body announced larger than its route's limit: 413 before it is read;
  *       one that does not fit the memory budget: 503 (reason `memory`);
- *    f. a route that runs a task takes one of its client's tasks-in-flight slots,
+ *    g. a route that runs a task takes one of its client's tasks-in-flight slots,
  *       or gets 429 RATE_LIMITED.
  * 3. the route's own `onRequest` hooks: requests per second
  *    (`@fastify/rate-limit`, registered in auth/quotas.ts), 429 RATE_LIMITED.
- * 4. `preParsing`: `100 Continue` if the client waits for it; the body decoded
- *    from its `Content-Encoding` (else 415) and held to its route's limit (413)
- *    and the memory budget (503) as it streams.
+ * 4. `preParsing`, on the routes that take a body: `100 Continue` if the client
+ *    waits for it; the body decoded from its `Content-Encoding` (else 415) and
+ *    held to its route's limit (413) and the memory budget (503) as it streams.
  * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
  * 6. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads
@@ -116,7 +117,13 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     }),
   );
 
-  fastify.addHook('preParsing', guardBodyStream(budget, bodyLimitFor(bodies)));
+  // On the routes that take a body only: Fastify runs a global hook for every request, and
+  // a GET has no body to guard (~440 instructions of a light request; ADR 0037). A request
+  // no route matched is answered 404 in `onRequest`, before its body would be read.
+  const guardBody = guardBodyStream(budget, bodyLimitFor(bodies));
+  fastify.addHook('onRoute', (route) => {
+    if (takesBody(route.method)) route.preParsing = [guardBody, ...hooksIn(route.preParsing)];
+  });
 
   registerBodyParsers(fastify, bodies);
 
@@ -147,3 +154,11 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     done();
   });
 }
+
+/** Methods whose requests Fastify reads a body of (its `bodywith` set: all but GET, HEAD, TRACE). */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+const takesBody = (method: RouteOptions['method']): boolean =>
+  (Array.isArray(method) ? method : [method]).some((one) => !BODYLESS_METHODS.has(one));
+
+const hooksIn = <T>(hooks: T | T[] | undefined): T[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
