@@ -8,8 +8,12 @@
  *
  * A variant is `label;key=value;…`: `gen=fetch` submits with `fetch` from this
  * process (as `bench/jobs.ts` did), `gen=raw` from a light generator in a
- * process of its own (`bench/lib/open-loop-client.ts`); every other key is an
- * environment variable of the service (e.g. `NODE_OPTIONS=--max-semi-space-size=32`).
+ * process of its own (`bench/lib/open-loop-client.ts`); `main=` and `argv=`
+ * name the script and node's arguments (e.g. the least a durable submission
+ * costs: `main=bench/baselines/sqlite-submit.ts;argv=--require tsx/cjs;SUBMIT_MODE=loop`);
+ * `beside=R` measures it while the default service, in processes of its own,
+ * is submitted to and runs R jobs a second; every other key is an environment variable
+ * of the service (e.g. `NODE_OPTIONS=--max-semi-space-size=32`).
  *
  * Each service is first warmed up for `--warm` seconds at `--rate`. In the same
  * seconds as the submissions (`--rate`/s for `--seconds`):
@@ -25,7 +29,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { launchProcess } from '../test/support/service-process';
+import { launchProcess, type ServiceProcess } from '../test/support/service-process';
 import { FAULT_TASKS } from '../test/support/test-config';
 import { openLoop, type OpenLoopResult } from './lib/open-loop';
 import { startBaseline } from './lib/servers';
@@ -93,15 +97,18 @@ async function fetchLoop(url: string, rate: number, seconds: number): Promise<Op
   };
 }
 
+/** The service's jobs that succeeded so far, from its queue-depth gauge. */
+async function succeededJobs(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const lines = text
+    .split('\n')
+    .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
+  return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
+}
+
 /** As bench/jobs.ts's throughput run: `count` jobs over 32 connections, until all succeeded. */
 async function burstOf(url: string, count: number): Promise<void> {
-  const succeeded = async () => {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    const lines = text
-      .split('\n')
-      .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
-    return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
-  };
+  const succeeded = () => succeededJobs(url);
   const before = await succeeded();
   let next = 0;
   await Promise.all(
@@ -121,6 +128,42 @@ async function burstOf(url: string, count: number): Promise<void> {
   while ((await succeeded()) - before < count && performance.now() - started < 120_000) {
     await sleep(20);
   }
+}
+
+/**
+ * The default service in its own processes, warmed up and then kept at `rate`
+ * submissions a second (`beside`) through the measured seconds, so that it runs
+ * that many jobs beside what is measured: the cores a submission path of its own
+ * would share with the service's job runs (ADR 0038). Its submissions' own HTTP
+ * work is on the cores too, which makes this an upper bound.
+ */
+async function besideService(rate: number): Promise<ServiceProcess> {
+  const beside = await launchProcess({
+    label: 'beside',
+    env: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      CLUSTER_WORKERS: '2',
+      TASK_MODULES: FAULT_TASKS,
+      JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-beside-')), 'jobs.sqlite'),
+    },
+    discardOutputAfterReady: true,
+  });
+  await submitAt(beside.port, rate, Number(args.warm));
+  return beside;
+}
+
+function submitAt(port: number, rate: number, seconds: number, delayMs = 0) {
+  return openLoop({
+    port,
+    method: 'POST',
+    path: '/api/jobs',
+    body: BODY,
+    expect: 202,
+    rate,
+    seconds,
+    delayMs,
+  });
 }
 
 /** Microseconds so far that some runnable task waited for a core (Linux PSI), or NaN. */
@@ -225,8 +268,10 @@ async function main(): Promise<void> {
       argv = '',
       main = args.main ?? 'dist/main.js',
       burst = '0',
+      beside = '0',
     } = env;
     delete env.burst;
+    delete env.beside;
     delete env.main;
     delete env.gen;
     delete env.get;
@@ -241,6 +286,7 @@ async function main(): Promise<void> {
       nodeArgs,
       main,
       burst: Number(burst),
+      beside: Number(beside),
       env,
     };
   });
@@ -265,26 +311,21 @@ async function main(): Promise<void> {
           },
           discardOutputAfterReady: true,
         });
+        let beside: ServiceProcess | undefined;
         try {
           // Warm-up at the measured rate: after 200 submissions at 100/s, a 2-process cluster
           // still compiled through its first seconds at 500/s, and its p99 read 3-9 x its
           // steady state (ADR 0036).
-          await openLoop({
-            port: service.port,
-            method: 'POST',
-            path: '/api/jobs',
-            body: BODY,
-            expect: 202,
-            rate,
-            seconds: Number(args.warm),
-          });
+          await submitAt(service.port, rate, Number(args.warm));
           if (variant.burst > 0) await burstOf(service.url, variant.burst);
+          if (variant.beside > 0) beside = await besideService(variant.beside);
           await sleep(1000);
           await processMetrics(service.url); // resets the event-loop histograms
           const schedBefore = clusterSched(service.pid);
           const gcBefore = await processMetrics(service.url);
           const loadBefore = loadavg()[0] ?? 0;
           const pressureBefore = cpuPressureMicros();
+          const besideBefore = beside === undefined ? 0 : await succeededJobs(beside.url);
           const [submit, probe, control] = await Promise.all([
             variant.gen === 'fetch'
               ? fetchLoop(service.url, rate, seconds)
@@ -321,8 +362,13 @@ async function main(): Promise<void> {
                   connections: 16,
                   delayMs: 301,
                 }),
+            beside === undefined ? undefined : submitAt(beside.port, variant.beside, seconds, 299),
           ]);
           const schedAfter = clusterSched(service.pid);
+          const besideRate =
+            beside === undefined
+              ? NaN
+              : ((await succeededJobs(beside.url)) - besideBefore) / seconds;
           const pressure = (cpuPressureMicros() - pressureBefore) / 1e4 / seconds;
           const gcAfter = await processMetrics(service.url);
           const own = runs.get(variant.label) ?? [];
@@ -362,9 +408,11 @@ async function main(): Promise<void> {
               (control === undefined
                 ? ''
                 : `control GET ${line(control)}, submit ÷ control p99 ${fmt((submit.fromWrite[2] ?? NaN) / (control.fromWrite[2] ?? NaN), 2)} | `) +
+              (beside === undefined ? '' : `beside: ${fmt(besideRate, 0)} jobs/s run | `) +
               `${perProcess.join(' ; ')}\n`,
           );
         } finally {
+          await beside?.stop();
           await service.stop();
         }
       }
