@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { launchProcess } from '../test/support/service-process';
 import { FAULT_TASKS } from '../test/support/test-config';
 import { fmt, summarize } from './lib/stats';
+import { succeededJobs } from './lib/tiny-job';
 
 const { values: args } = parseArgs({
   options: {
@@ -61,16 +62,8 @@ async function call(url: string, get = args.get): Promise<{ ms: number; ok: bool
   }
 }
 
-async function succeeded(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const lines = text
-    .split('\n')
-    .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
-  return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
-}
-
 async function throughput(url: string, jobs: number): Promise<number> {
-  const before = await succeeded(url);
+  const before = await succeededJobs(url);
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -81,7 +74,7 @@ async function throughput(url: string, jobs: number): Promise<number> {
       }
     }),
   );
-  while ((await succeeded(url)) - before < jobs) {
+  while ((await succeededJobs(url)) - before < jobs) {
     if (performance.now() - started > 300_000) throw new Error('jobs did not finish in 5 min');
     await sleep(20);
   }

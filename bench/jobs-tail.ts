@@ -34,6 +34,7 @@ import { FAULT_TASKS } from '../test/support/test-config';
 import { openLoop, type OpenLoopResult } from './lib/open-loop';
 import { startBaseline } from './lib/servers';
 import { fmt, median } from './lib/stats';
+import { succeededJobs } from './lib/tiny-job';
 
 const { values: args } = parseArgs({
   options: {
@@ -95,15 +96,6 @@ async function fetchLoop(url: string, rate: number, seconds: number): Promise<Op
     fromWrite: pick(fromWrite),
     ownLoop: [],
   };
-}
-
-/** The service's jobs that succeeded so far, from its queue-depth gauge. */
-async function succeededJobs(url: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const lines = text
-    .split('\n')
-    .filter((line) => line.startsWith('compute_jobs_queue_depth{') && line.includes('succeeded'));
-  return Math.max(0, ...lines.map((line) => Number(line.slice(line.lastIndexOf(' ') + 1))));
 }
 
 /** As bench/jobs.ts's throughput run: `count` jobs over 32 connections, until all succeeded. */
