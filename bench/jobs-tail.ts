@@ -12,7 +12,9 @@
  * name the script and node's arguments (e.g. the least a durable submission
  * costs: `main=bench/baselines/sqlite-submit.ts;argv=--require tsx/cjs;SUBMIT_MODE=loop`);
  * `beside=R` measures it while the default service, in processes of its own,
- * is submitted to and runs R jobs a second; every other key is an environment variable
+ * is submitted to and runs R jobs a second, and `backlog=N` while it runs N jobs
+ * submitted just before (no submissions of its own meanwhile; `--beside-body` and
+ * `--beside-env` set its task and its pace); every other key is an environment variable
  * of the service (e.g. `NODE_OPTIONS=--max-semi-space-size=32`).
  *
  * Each service is first warmed up for `--warm` seconds at `--rate`. In the same
@@ -46,6 +48,9 @@ const { values: args } = parseArgs({
     main: { type: 'string', default: 'dist/main.js' },
     quiet: { type: 'string', default: '100' },
     warm: { type: 'string', default: '10' },
+    // The service of `beside=`/`backlog=`: what its jobs submit, and its settings (`K=V,K=V`).
+    'beside-body': { type: 'string' },
+    'beside-env': { type: 'string', default: '' },
   },
 });
 const BODY = JSON.stringify({ task: 'thread-id', input: {} });
@@ -123,13 +128,22 @@ async function burstOf(url: string, count: number): Promise<void> {
 }
 
 /**
- * The default service in its own processes, warmed up and then kept at `rate`
- * submissions a second (`beside`) through the measured seconds, so that it runs
- * that many jobs beside what is measured: the cores a submission path of its own
- * would share with the service's job runs (ADR 0038). Its submissions' own HTTP
- * work is on the cores too, which makes this an upper bound.
+ * The default service in its own processes, running jobs beside what is
+ * measured: the cores a submission path of its own would share with the
+ * service's job runs (ADR 0038). With `rate`, it is warmed up and then kept at
+ * that many submissions a second through the measured seconds; their HTTP work
+ * is on the cores too, which makes this an upper bound. With `backlog`, it is
+ * given that many jobs at once and runs them through the measured seconds,
+ * with no submissions meanwhile.
  */
-async function besideService(rate: number): Promise<ServiceProcess> {
+async function besideService({
+  rate,
+  backlog,
+}: {
+  rate: number;
+  backlog: number;
+}): Promise<ServiceProcess> {
+  const settings = (args['beside-env'] ?? '').split(',').filter(Boolean);
   const beside = await launchProcess({
     label: 'beside',
     env: {
@@ -137,24 +151,38 @@ async function besideService(rate: number): Promise<ServiceProcess> {
       LOG_LEVEL: 'warn',
       CLUSTER_WORKERS: '2',
       TASK_MODULES: FAULT_TASKS,
+      JOBS_MAX_STORED: String(Math.max(10_000, backlog * 2)),
       JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-beside-')), 'jobs.sqlite'),
+      ...Object.fromEntries(settings.map((setting) => setting.split('=') as [string, string])),
     },
     discardOutputAfterReady: true,
   });
-  await submitAt(beside.port, rate, Number(args.warm));
+  const body = args['beside-body'] ?? BODY;
+  if (backlog > 0) {
+    const burst = 2000;
+    await submitAt(beside.port, burst, backlog / burst, { body, connections: 32 });
+  } else {
+    await submitAt(beside.port, rate, Number(args.warm), { body });
+  }
   return beside;
 }
 
-function submitAt(port: number, rate: number, seconds: number, delayMs = 0) {
+function submitAt(
+  port: number,
+  rate: number,
+  seconds: number,
+  options: { body?: string; delayMs?: number; connections?: number } = {},
+) {
   return openLoop({
     port,
     method: 'POST',
     path: '/api/jobs',
-    body: BODY,
+    body: options.body ?? BODY,
     expect: 202,
     rate,
     seconds,
-    delayMs,
+    delayMs: options.delayMs,
+    connections: options.connections,
   });
 }
 
@@ -261,9 +289,11 @@ async function main(): Promise<void> {
       main = args.main ?? 'dist/main.js',
       burst = '0',
       beside = '0',
+      backlog = '0',
     } = env;
     delete env.burst;
     delete env.beside;
+    delete env.backlog;
     delete env.main;
     delete env.gen;
     delete env.get;
@@ -279,6 +309,7 @@ async function main(): Promise<void> {
       main,
       burst: Number(burst),
       beside: Number(beside),
+      backlog: Number(backlog),
       env,
     };
   });
@@ -310,7 +341,9 @@ async function main(): Promise<void> {
           // steady state (ADR 0036).
           await submitAt(service.port, rate, Number(args.warm));
           if (variant.burst > 0) await burstOf(service.url, variant.burst);
-          if (variant.beside > 0) beside = await besideService(variant.beside);
+          if (variant.beside > 0 || variant.backlog > 0) {
+            beside = await besideService({ rate: variant.beside, backlog: variant.backlog });
+          }
           await sleep(1000);
           await processMetrics(service.url); // resets the event-loop histograms
           const schedBefore = clusterSched(service.pid);
@@ -354,7 +387,12 @@ async function main(): Promise<void> {
                   connections: 16,
                   delayMs: 301,
                 }),
-            beside === undefined ? undefined : submitAt(beside.port, variant.beside, seconds, 299),
+            beside === undefined || variant.backlog > 0
+              ? undefined
+              : submitAt(beside.port, variant.beside, seconds, {
+                  body: args['beside-body'],
+                  delayMs: 299,
+                }),
           ]);
           const schedAfter = clusterSched(service.pid);
           const besideRate =
