@@ -60,6 +60,9 @@ function upload(
         while (!closed && sentBytes < maxBytes && !(stopOnAnswer && answered)) {
           sentBytes += chunk.length;
           if (!socket.write(framed)) return void socket.once('drain', pump);
+          // A server that reads as fast as this writes never fills the socket, and this loop would
+          // send everything before the answer's 'data' event could run: give it a turn per chunk.
+          if (stopOnAnswer) return void setImmediate(pump);
         }
         if (!closed && chunked) socket.write('0\r\n\r\n');
       };
