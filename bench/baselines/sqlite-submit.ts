@@ -18,12 +18,14 @@
  */
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Fastify from 'fastify';
 import { prepareDatabase } from '../../src/jobs/sqlite/sqlite-schema';
 
-const PATH = process.env.JOBS_SQLITE_PATH ?? 'submit-floor.sqlite';
+const PATH = process.env.JOBS_SQLITE_PATH ?? join(tmpdir(), 'corepool-submit-floor.sqlite');
 const MODE = process.env.SUBMIT_MODE ?? 'thread';
 const PROCESSES = Number(process.env.CLUSTER_WORKERS ?? 2);
 const SERVICE_SCHEMA = process.env.SUBMIT_SCHEMA === 'service';
