@@ -105,8 +105,7 @@ async function fetchLoop(url: string, rate: number, seconds: number): Promise<Op
 
 /** As bench/jobs.ts's throughput run: `count` jobs over 32 connections, until all succeeded. */
 async function burstOf(url: string, count: number): Promise<void> {
-  const succeeded = () => succeededJobs(url);
-  const before = await succeeded();
+  const before = await succeededJobs(url);
   let next = 0;
   await Promise.all(
     Array.from({ length: 32 }, async () => {
@@ -122,7 +121,7 @@ async function burstOf(url: string, count: number): Promise<void> {
     }),
   );
   const started = performance.now();
-  while ((await succeeded()) - before < count && performance.now() - started < 120_000) {
+  while ((await succeededJobs(url)) - before < count && performance.now() - started < 120_000) {
     await sleep(20);
   }
 }
