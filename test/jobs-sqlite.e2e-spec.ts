@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { DatabaseSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freshJobsPath, startService, type ServiceProcess } from './support/service-process';
 import {
   getOnNewConnection,
@@ -167,5 +169,35 @@ describe('SQLite jobs across processes and restarts (one file, real processes)',
     // The spinning thread was stopped: `a` runs the next job.
     const next = await submitOk(a.url, 'factorial', { n: 3 });
     expect((await waitForJob(a.url, next)).status).toBe('succeeded');
+  });
+
+  it('takes a submission that finds the write lock held by another process, once it is free', async () => {
+    const service = services.at(-1) as ServiceProcess;
+    const other = new DatabaseSync(path);
+    other.exec('BEGIN IMMEDIATE');
+    let settled = false;
+    const answered = fetch(`${service.url}/api/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task: 'factorial', input: { n: 7 } }),
+    }).then(async (response) => {
+      settled = true;
+      return {
+        status: response.status,
+        body: (await response.json()) as Json,
+        at: performance.now(),
+      };
+    });
+    await sleep(500);
+    // Its writer thread waits for the lock, asleep: the event loop meanwhile answers the rest.
+    expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+    expect(settled).toBe(false);
+    const released = performance.now();
+    other.exec('ROLLBACK');
+    other.close();
+    const answer = await answered;
+    expect(answer.status).toBe(202);
+    expect(answer.at).toBeGreaterThan(released);
+    expect((await waitForJob(service.url, answer.body.id)).status).toBe('succeeded');
   });
 });
