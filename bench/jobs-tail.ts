@@ -22,7 +22,8 @@
  * - the machine's floor: a bare Fastify process (`bench/baselines/bare-fastify.ts`)
  *   probed at `--probe`/s by another light generator process;
  * - per service process, from /proc: the event-loop thread's CPU and the time it
- *   waited for a core (schedstat), and the same summed over its other threads;
+ *   waited for a core (schedstat), the same for the SQLite writer thread, and summed over
+ *   its other threads;
  * - per service process, from /metrics: scavenges (count and total ms) and the
  *   event-loop delay (p99, max).
  */
@@ -214,6 +215,17 @@ async function untilQuiet(): Promise<number> {
   return cpuPressureAvg10();
 }
 
+/** The SQLite writer's thread name (`sqlite-write-thread.ts`), as /proc shows it. */
+const WRITER_THREAD = 'sqlite-writer';
+
+function threadName(pid: number, tid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** schedstat of a thread: ns on a core, ns waiting for one. */
 function schedstat(pid: number, tid: number): [number, number] {
   try {
@@ -224,7 +236,11 @@ function schedstat(pid: number, tid: number): [number, number] {
   }
 }
 
-/** Per service process (the HTTP children of the primary): [loop run, loop wait, others run, others wait] in ns. */
+/**
+ * Per service process (the HTTP children of the primary), in ns: [loop run, loop wait, writer
+ * thread run, writer wait, others run, others wait]. The writer (`sqlite-writer`) is apart: after
+ * the loop it takes the most CPU per job (ADR 0039).
+ */
 function clusterSched(primary: number): Map<number, number[]> {
   const children = readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8')
     .trim()
@@ -233,7 +249,7 @@ function clusterSched(primary: number): Map<number, number[]> {
     .map(Number);
   const result = new Map<number, number[]>();
   for (const pid of children) {
-    const totals = [0, 0, 0, 0];
+    const totals = [0, 0, 0, 0, 0, 0];
     let tids: string[] = [];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
@@ -242,7 +258,7 @@ function clusterSched(primary: number): Map<number, number[]> {
     }
     for (const tid of tids) {
       const [run, wait] = schedstat(pid, Number(tid));
-      const at = Number(tid) === pid ? 0 : 2;
+      const at = Number(tid) === pid ? 0 : threadName(pid, tid) === WRITER_THREAD ? 2 : 4;
       totals[at] = (totals[at] ?? 0) + run;
       totals[at + 1] = (totals[at + 1] ?? 0) + wait;
     }
@@ -408,16 +424,17 @@ async function main(): Promise<void> {
           });
           runs.set(variant.label, own);
           const perProcess = [...schedAfter].map(([pid, after]) => {
-            const before = schedBefore.get(pid) ?? [0, 0, 0, 0];
-            const [loopRun, loopWait, otherRun, otherWait] = after.map(
+            const before = schedBefore.get(pid) ?? [];
+            const [loopRun, loopWait, writerRun, writerWait, otherRun, otherWait] = after.map(
               (value, i) => (value - (before[i] ?? 0)) / 1e6 / seconds,
-            ) as [number, number, number, number];
+            ) as [number, number, number, number, number, number];
             const gcA = gcAfter.get(String(pid)) ?? [0, 0, 0, 0];
             const gcB = gcBefore.get(String(pid)) ?? [0, 0, 0, 0];
             const scavenges = (gcA[0] ?? 0) - (gcB[0] ?? 0);
             const scavengeMs = ((gcA[1] ?? 0) - (gcB[1] ?? 0)) * 1000;
             return (
               `loop ${fmt(loopRun, 0)} run/${fmt(loopWait, 0)} wait ms/s, ` +
+              `writer ${fmt(writerRun, 0)}/${fmt(writerWait, 0)}, ` +
               `threads ${fmt(otherRun, 0)}/${fmt(otherWait, 0)}, ` +
               `scav ${scavenges} (${fmt(scavengeMs / Math.max(1, scavenges), 1)} ms avg), ` +
               `lag p99/max ${fmt((gcA[2] ?? 0) * 1000, 1)}/${fmt((gcA[3] ?? 0) * 1000, 1)}`
