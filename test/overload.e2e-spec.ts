@@ -156,7 +156,7 @@ describe('overload control (real server, real threads)', () => {
           mode: 'fifo',
           targetDelayMs: 10,
           intervalMs: 50,
-          refusals: { deadline: 0, 'queue-delay': 0, backstop: 0 },
+          refusals: { deadline: 0, 'too-long': 0, 'queue-delay': 0, backstop: 0 },
         });
       } finally {
         await service.close();

@@ -19,7 +19,7 @@ export interface ErrorFacts {
   readonly retryAfterSeconds?: number;
   /** The bound that was passed (bytes, jobs, milliseconds, megabytes). */
   readonly limit?: number;
-  /** Why a task was refused or shed: `deadline`, `queue-delay`, `backstop` or `memory`. */
+  /** Why a task was refused or shed: `deadline`, `too-long`, `queue-delay`, `backstop` or `memory`. */
   readonly reason?: string;
   /** The content codings a body may use, when its own was refused (`Accept-Encoding`). */
   readonly acceptedEncodings?: readonly string[];
@@ -56,6 +56,7 @@ const JOB_RETRY_AFTER_SECONDS = 5;
 /** What a POOL_SATURATED refusal says, by reason. */
 const SATURATION_DETAIL = {
   deadline: 'The task cannot finish before its deadline: the work queued ahead of it is too long',
+  'too-long': 'The task cannot finish before its deadline: its own run time is longer than the time left',
   'queue-delay':
     'The pool is overloaded: tasks are shed when they wait longer than the target delay',
   backstop: 'The task queue is full',
@@ -103,10 +104,15 @@ export const Errors = {
     ),
   headersTooLarge: () =>
     new AppError(ErrorCode.HEADERS_TOO_LARGE, 'The request headers exceed the server limit'),
-  poolSaturated: (retryAfterSeconds: number, reason: keyof typeof SATURATION_DETAIL = 'backstop') =>
+  /** `estimate`: the figures behind the refusal ("about 1.8 s of work ahead of it …"), where known. */
+  poolSaturated: (
+    retryAfterSeconds: number,
+    reason: keyof typeof SATURATION_DETAIL = 'backstop',
+    estimate?: string,
+  ) =>
     new AppError(
       ErrorCode.POOL_SATURATED,
-      `${SATURATION_DETAIL[reason]}; retry in about ${retryAfterSeconds} s`,
+      `${SATURATION_DETAIL[reason]}${estimate === undefined ? '' : ` (${estimate})`}; retry in about ${retryAfterSeconds} s`,
       { retryAfterSeconds, reason },
     ),
   /** A deadline header that is not a whole number of milliseconds in range. */

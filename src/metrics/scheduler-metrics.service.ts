@@ -46,7 +46,7 @@ export class SchedulerMetricsService implements OnModuleInit, OnModuleDestroy {
       () =>
         new Counter({
           name: 'compute_scheduler_refusals_total',
-          help: 'Tasks refused at admission or shed while queued, by reason (deadline, queue-delay, backstop; memory: the body did not fit the memory budget)',
+          help: 'Tasks refused at admission or shed while queued, by reason (deadline, too-long, queue-delay, backstop; memory: the body did not fit the memory budget)',
           labelNames: ['reason'],
           aggregator: 'sum',
           // The scheduler keeps the counts; the counter follows them, every reason from 0.

@@ -1,85 +1,157 @@
-import { CostModel } from './cost-model';
+import fc from 'fast-check';
+import { CostModel, SURE_AFTER_RUNS } from './cost-model';
+
+/** Records `runs` runs of `task` at `size`, each taking `ms`. */
+function measure(model: CostModel, task: string, size: number, ms: number, runs = SURE_AFTER_RUNS) {
+  for (let run = 0; run < runs; run++) model.record(task, ms, size);
+}
 
 describe(CostModel.name, () => {
-  it('estimates a task never measured at the prior', () => {
-    const costs = new CostModel(50);
-    expect(costs.estimate('hash')).toBe(50);
-    expect(costs.measured('hash')).toBe(false);
+  it('estimates a task never measured at the prior, with no floor and unsure', () => {
+    expect(new CostModel(50).estimate('hash', 1000)).toEqual({
+      ms: 50,
+      floorMs: 0,
+      highMs: 50,
+      sure: false,
+    });
   });
 
-  it('takes the first measurement as it is, then follows later ones smoothly', () => {
-    const costs = new CostModel(50);
-    costs.record('hash', 200);
-    expect(costs.estimate('hash')).toBe(200);
-    costs.record('hash', 100);
-    expect(costs.estimate('hash')).toBeGreaterThan(100);
-    expect(costs.estimate('hash')).toBeLessThan(200);
+  it('is sure of a size, and has a floor there, only after a few runs', () => {
+    const model = new CostModel(50);
+    measure(model, 'hash', 100, 20, SURE_AFTER_RUNS - 1);
+    expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 0, sure: false });
+    model.record('hash', 20, 100);
+    expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 20, sure: true });
   });
 
-  it('raises the estimate, never lowers it, from a run that was stopped', () => {
-    const costs = new CostModel(50);
-    costs.record('spin', 100);
-    costs.recordAtLeast('spin', 30);
-    expect(costs.estimate('spin')).toBe(100);
-    costs.recordAtLeast('spin', 5000);
-    expect(costs.estimate('spin')).toBe(5000);
+  it('takes the median of the runs, so one slow run does not move it', () => {
+    const model = new CostModel(50);
+    for (const ms of [10, 11, 900, 12, 10]) model.record('hash', ms, 100);
+    const estimate = model.estimate('hash', 100);
+    expect(estimate.ms).toBe(11);
+    expect(estimate.floorMs).toBe(10);
+    expect(estimate.highMs).toBe(900);
+  });
+
+  it('follows a cost that drifts: only the newest runs count', () => {
+    const model = new CostModel(50);
+    measure(model, 'hash', 100, 10, 16);
+    measure(model, 'hash', 100, 30, 16);
+    expect(model.estimate('hash', 100).ms).toBe(30);
   });
 
   it('keeps its estimates per task', () => {
-    const costs = new CostModel(50);
-    costs.record('small', 10);
-    costs.record('big', 900);
-    expect(costs.estimate('small')).toBe(10);
-    expect(costs.estimate('big')).toBe(900);
-  });
-});
-
-describe(`${CostModel.name} with sizes`, () => {
-  it('estimates in proportion to the size, from the time per unit it measured', () => {
-    const costs = new CostModel(50);
-    costs.record('compute', 45, 2_000_000);
-    expect(costs.estimate('compute', 2_000_000)).toBeCloseTo(45);
-    expect(costs.estimate('compute', 3_000_000)).toBeCloseTo(67.5);
-    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(540);
+    const model = new CostModel(50);
+    measure(model, 'hash', 1, 10);
+    expect(model.estimate('compress').ms).toBe(50);
+    expect(model.measured('hash')).toBe(true);
+    expect(model.measured('compress')).toBe(false);
   });
 
-  it('learns the time per unit per size class, so a task that is not linear is estimated right at both sizes', () => {
-    const costs = new CostModel(50);
-    costs.record('compute', 58, 2_000_000);
-    costs.record('compute', 1872, 24_000_000);
-    expect(costs.estimate('compute', 2_000_000)).toBeCloseTo(58);
-    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(1872);
-    // Later short runs do not make the long ones look cheap again.
-    for (let i = 0; i < 50; i++) costs.record('compute', 58, 2_000_000);
-    expect(costs.estimate('compute', 24_000_000)).toBeCloseTo(1872);
+  it('raises the floor from a run that was stopped, never lowers it', () => {
+    const model = new CostModel(50);
+    measure(model, 'compute', 1000, 100);
+    model.recordAtLeast('compute', 5, 1000);
+    expect(model.estimate('compute', 1000).floorMs).toBe(100);
+    // A task that always overruns does not stay cheap: first its median, then its floor rises.
+    for (let run = 0; run < 4; run++) model.recordAtLeast('compute', 5000, 1000);
+    expect(model.estimate('compute', 1000)).toMatchObject({ ms: 5000, floorMs: 100 });
+    for (let run = 0; run < 12; run++) model.recordAtLeast('compute', 5000, 1000);
+    expect(model.estimate('compute', 1000).floorMs).toBe(5000);
   });
 
-  it('interpolates the time per unit of a class never measured between the classes beside it', () => {
-    const costs = new CostModel(50);
-    costs.record('compute', 1, 1_024); // 2^10: 1/1024 ms per unit
-    costs.record('compute', 16, 4_096); // 2^12: 4/1024 ms per unit
-    // 2^11 lies halfway: the geometric mean of the two rates, 2/1024 ms per unit.
-    expect(costs.estimate('compute', 2_048)).toBeCloseTo(4);
-    // Beyond the measured classes, the nearest one's rate.
-    expect(costs.estimate('compute', 65_536)).toBeCloseTo(256);
-    expect(costs.estimate('compute', 256)).toBeCloseTo(0.25);
+  it('interpolates between two measured sizes on log-log axes, and is sure there', () => {
+    const model = new CostModel(50);
+    measure(model, 'compute', 1000, 10);
+    measure(model, 'compute', 100_000, 1000);
+    const estimate = model.estimate('compute', 10_000);
+    expect(estimate.ms).toBeCloseTo(100, 5);
+    expect(estimate.sure).toBe(true);
+    // Surely at least what the smaller size costs.
+    expect(estimate.floorMs).toBe(10);
   });
 
-  it('estimates an unmeasured task at the prior, whatever its size', () => {
-    expect(new CostModel(50).estimate('compute', 24_000_000)).toBe(50);
+  it('does not take a fixed cost for a cost per unit: tiny inputs say nothing of large ones', () => {
+    const model = new CostModel(50);
+    // 2×2 matrices: 0.3 ms, all of it the message and the wake-up.
+    measure(model, 'matrix-multiply', 4, 0.3, 5);
+    const large = model.estimate('matrix-multiply', 40_000);
+    expect(large.sure).toBe(false);
+    // Its floor is what the tiny input cost, not 10,000 times that.
+    expect(large.floorMs).toBe(0.3);
   });
 
-  it('counts a size below one as one', () => {
-    const costs = new CostModel(50);
-    costs.record('compute', 2, 0);
-    expect(costs.estimate('compute', 0)).toBe(2);
-    expect(costs.estimate('compute', Number.NaN)).toBe(2);
+  it('extrapolates above the measured sizes along a fixed part plus a fitted power of the size', () => {
+    const model = new CostModel(50);
+    const cost = (size: number) => 1 + 0.001 * size ** 2;
+    for (const size of [1, 1000, 4000, 16_000]) measure(model, 'square', size, cost(size));
+    const estimate = model.estimate('square', 64_000);
+    expect(estimate.sure).toBe(false);
+    expect(estimate.ms / cost(64_000)).toBeCloseTo(1, 1);
+    expect(estimate.floorMs).toBe(cost(16_000));
   });
 
-  it('raises the time per unit from a large run that was stopped', () => {
-    const costs = new CostModel(50);
-    costs.record('compute', 10, 1_000);
-    costs.recordAtLeast('compute', 5_000, 1_000);
-    expect(costs.estimate('compute', 1_000)).toBe(5_000);
+  it('estimates below the smallest measured size at that size, and counts a size below one as one', () => {
+    const model = new CostModel(50);
+    measure(model, 'hash', 1000, 20);
+    expect(model.estimate('hash', 10)).toMatchObject({ ms: 20, floorMs: 0, sure: false });
+    measure(model, 'tiny', 0, 3);
+    expect(model.estimate('tiny', 0.2)).toMatchObject({ ms: 3, floorMs: 3, sure: true });
+  });
+
+  describe('properties', () => {
+    /** A task whose true cost is `a + b·size^k`; its runs take that times a noise in [1 - e, 1 + e]. */
+    const taskShape = fc.record({
+      fixedMs: fc.double({ min: 0.05, max: 5, noNaN: true }),
+      perUnit: fc.double({ min: 1e-7, max: 1e-2, noNaN: true }),
+      exponent: fc.double({ min: 0.5, max: 2.5, noNaN: true }),
+      noise: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    });
+    const size = fc.integer({ min: 1, max: 5_000_000 });
+    /** Where each run lands in the noise band: -1 its bottom, 1 its top. */
+    const jitter = fc.double({ min: -1, max: 1, noNaN: true });
+    const costOf =
+      (shape: { fixedMs: number; perUnit: number; exponent: number }) => (units: number) =>
+        shape.fixedMs + shape.perUnit * units ** shape.exponent;
+
+    it('never puts the floor above what a run of that size can take, whatever sizes came before', () => {
+      fc.assert(
+        fc.property(
+          taskShape,
+          fc.array(fc.tuple(size, jitter), { minLength: 1, maxLength: 200 }),
+          size,
+          (shape, runs, asked) => {
+            const cost = costOf(shape);
+            const model = new CostModel(50);
+            for (const [units, at] of runs)
+              model.record('task', cost(units) * (1 + shape.noise * at), units);
+            expect(model.estimate('task', asked).floorMs).toBeLessThanOrEqual(
+              cost(asked) * (1 + shape.noise) * (1 + 1e-9),
+            );
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+
+    it('is sure, within the noise, of a size measured enough', () => {
+      fc.assert(
+        fc.property(
+          taskShape,
+          size,
+          fc.array(jitter, { minLength: 16, maxLength: 16 }),
+          (shape, units, runs) => {
+            const cost = costOf(shape)(units);
+            const model = new CostModel(50);
+            for (const at of runs) model.record('task', cost * (1 + shape.noise * at), units);
+            const estimate = model.estimate('task', units);
+            expect(estimate.sure).toBe(true);
+            expect(estimate.ms).toBeGreaterThanOrEqual(cost * (1 - shape.noise) * (1 - 1e-9));
+            expect(estimate.ms).toBeLessThanOrEqual(cost * (1 + shape.noise) * (1 + 1e-9));
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
   });
 });

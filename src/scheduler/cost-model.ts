@@ -1,100 +1,312 @@
-/** How fast the estimate follows new measurements (exponential moving average). */
-const SMOOTHING = 0.3;
+/**
+ * What a task is expected to cost a thread, and how sure that is. Refusals rest
+ * on `floorMs` only; `ms` orders, weighs and batches the queue; `highMs` is the
+ * time a start must leave a task that already waited (ADR 0041).
+ */
+export interface CostEstimate {
+  /** Best guess (ms): the median of the runs measured at this size, or the model's curve. */
+  readonly ms: number;
+  /** What the task surely costs at least (ms): measured at this size or a smaller one; 0 if nothing is. */
+  readonly floorMs: number;
+  /** What nine runs in ten stay under (ms), where measured; `ms` elsewhere. */
+  readonly highMs: number;
+  /** The size was measured closely enough (on it, or between two measured sizes) to trust `ms`. */
+  readonly sure: boolean;
+}
+
+/** Runs a size class keeps: the newest ones, so the estimate follows a task whose cost drifts. */
+const RING = 16;
+
+/** Runs of a size class before it counts as measured: one or two runs may be outliers. */
+export const SURE_AFTER_RUNS = 3;
+
+/** The growth exponent the curve assumes until two measured sizes show their own. */
+const DEFAULT_EXPONENT = 1;
+const MIN_EXPONENT = 0.5;
+const MAX_EXPONENT = 3;
+
+/** Sizes within a factor of two share a class: 1, 2–3, 4–7, … */
+const classOf = (units: number) => Math.floor(Math.log2(units));
+
+/** A size below one unit (or not a number) counts as one: estimates never divide by zero. */
+const unitsOf = (size: number) => (size >= 1 ? size : 1);
+
+/** The size class a task of this size is measured in. */
+export const sizeClassOf = (size: number) => classOf(unitsOf(size));
+
+/** The newest runs of one size class of one task. */
+class SizeClass {
+  private readonly times: number[] = [];
+  private readonly sizes: number[] = [];
+  private next = 0;
+  private summary: ClassSummary | undefined;
+  /** When the newest run of this class was recorded (the model's clock). */
+  lastAt = 0;
+
+  add(units: number, runMs: number, at: number): void {
+    this.times[this.next] = runMs;
+    this.sizes[this.next] = units;
+    this.next = (this.next + 1) % RING;
+    this.lastAt = at;
+    this.summary = undefined;
+  }
+
+  /** The class's lower-quartile time, which only a stopped run can raise. */
+  get lowMs(): number {
+    return this.summarize().lowMs;
+  }
+
+  summarize(): ClassSummary {
+    if (this.summary !== undefined) return this.summary;
+    const times = [...this.times].sort((a, b) => a - b);
+    const sizes = [...this.sizes].sort((a, b) => a - b);
+    const last = times.length - 1;
+    this.summary = {
+      runs: times.length,
+      size: quantile(sizes, 0.5),
+      ms: quantile(times, 0.5),
+      // The floor pairs a low time with a high size: for a cost that grows
+      // with size, the q-quantile of the times is the cost at the q-quantile of
+      // the sizes, so this pair bounds the cost at that size from below, and
+      // slow runs (a collection, a busy core) cannot raise it unless they are
+      // three in four.
+      lowMs: times[Math.floor(last / 4)] as number,
+      lowSize: sizes[Math.ceil((3 * last) / 4)] as number,
+      highMs: times[Math.ceil(last * 0.9)] as number,
+    };
+    return this.summary;
+  }
+}
+
+interface ClassSummary {
+  readonly runs: number;
+  /** Median size and run time. */
+  readonly size: number;
+  readonly ms: number;
+  /** The floor's pair: the lower-quartile time, the upper-quartile size. */
+  readonly lowMs: number;
+  readonly lowSize: number;
+  /** The 90th-percentile run time. */
+  readonly highMs: number;
+}
 
 /**
- * What a task costs a thread: per task name and per size class (sizes within a
- * factor of two), an exponential moving average of its recent run time per
- * unit of size. A task that declares its input's size (`TaskDefinition.size`:
- * iterations, bytes, …) is estimated in proportion to it, so a `compute` 40 ×
- * larger than the last ones is not taken for one of them. Time per unit is
- * learnt per size class because few tasks are linear: `compute` spends 29 ns
- * per iteration at 2 M iterations and 78 ns at 24 M (`Math.sin` of large
- * arguments), so one rate for all sizes admitted long tasks at 40 % of their
- * real cost. A class never measured takes its rate from the measured classes
- * beside it (geometric interpolation between the two nearest, or the nearest
- * one's rate beyond them). A task that does not declare its size is one class,
- * estimated at its recent run times.
+ * What a task costs a thread, learnt per task from its completed runs, as a
+ * fixed part (the message, the wake-up, the answer) plus a part that grows
+ * with the input's declared size (`TaskDefinition.size`), not necessarily in
+ * proportion: `a + b·size^k`.
  *
- * Cold start: a task never measured is estimated at `priorMs` whatever its
- * size (optimistic: it is admitted, and its first run replaces the prior). A
- * task that was stopped (deadline, crash, client gone) ran at least as long as
- * it was measured: that lower bound raises the estimate, never lowers it, so a
- * task that always times out does not stay cheap.
+ * Runs are kept per size class (sizes within a factor of two), the newest
+ * sixteen of each, and read through robust statistics: the median is the
+ * estimate, the lower quartile the floor, the 90th percentile the high mark.
+ * Between two measured classes the estimate follows the line through them on
+ * log-log axes. Beyond the measured sizes it follows the curve `a + b·size^k`,
+ * with `a` the smallest class's floor and `k` fitted (Theil–Sen: the median of
+ * pairwise slopes) over classes whose variable part stands out of the fixed
+ * one; such an estimate is not `sure`, and its floor is only what a smaller
+ * measured size already costs, so a size never measured is never refused for
+ * the model's guess (ADR 0041).
+ *
+ * A run that was stopped (deadline, crash, client gone) cost at least what it
+ * ran: it raises its class's floor, never lowers it, so a task that always
+ * overruns does not stay cheap and one cancelled early does not look cheap.
  */
 export class CostModel {
-  /** Milliseconds per unit of size, per task, per size class. */
-  private readonly perUnit = new Map<string, Map<number, number>>();
+  private readonly tasks = new Map<string, Map<number, SizeClass>>();
+  /** Each task's class summaries, smallest first, until its next run is recorded. */
+  private readonly points = new Map<string, readonly ClassSummary[]>();
+  /** Bumped on every recorded run, so a caller can tell when estimates may have changed. */
+  private changes = 0;
 
-  constructor(private readonly priorMs: number) {}
+  constructor(
+    private readonly priorMs: number,
+    private readonly now: () => number = () => 0,
+  ) {}
 
-  /** Estimated run time of one `task` of this `size`, in ms. */
-  estimate(task: string, size = 1): number {
-    const classes = this.perUnit.get(task);
-    if (classes === undefined) return this.priorMs;
-    const units = unitsOf(size);
-    return rateFor(classes, classOf(units)) * units;
+  /** How many runs were recorded: a waiting task's estimate is refreshed when this moves. */
+  get version(): number {
+    return this.changes;
+  }
+
+  estimate(task: string, size = 1): CostEstimate {
+    const classes = this.tasks.get(task);
+    if (classes === undefined) {
+      return { ms: this.priorMs, floorMs: 0, highMs: this.priorMs, sure: false };
+    }
+    let points = this.points.get(task);
+    if (points === undefined) {
+      points = summaries(classes);
+      this.points.set(task, points);
+    }
+    return estimateFrom(points, unitsOf(size));
   }
 
   /** Whether `task` has been measured at least once. */
   measured(task: string): boolean {
-    return this.perUnit.has(task);
+    return this.tasks.has(task);
+  }
+
+  /** When the newest run of `task` at the size class of `size` was recorded; undefined if never. */
+  lastRunAt(task: string, size = 1): number | undefined {
+    return this.tasks.get(task)?.get(classOf(unitsOf(size)))?.lastAt;
   }
 
   /** A completed run of `task`, of this `size`, that took `runMs`. */
   record(task: string, runMs: number, size = 1): void {
     const units = unitsOf(size);
-    const classes = this.classesOf(task);
-    const sizeClass = classOf(units);
-    const sample = runMs / units;
-    const previous = classes.get(sizeClass);
-    classes.set(
-      sizeClass,
-      previous === undefined ? sample : previous + SMOOTHING * (sample - previous),
-    );
+    this.classFor(task, units).add(units, runMs, this.now());
+    this.changed(task);
   }
 
   /** A run of `task`, of this `size`, stopped after `elapsedMs`: it costs at least that much. */
   recordAtLeast(task: string, elapsedMs: number, size = 1): void {
     const units = unitsOf(size);
-    const sample = elapsedMs / units;
-    if (sample > this.estimate(task, size) / units) {
-      this.classesOf(task).set(classOf(units), sample);
-    }
+    const sizeClass = this.tasks.get(task)?.get(classOf(units));
+    if (sizeClass !== undefined && elapsedMs <= sizeClass.lowMs) return;
+    this.classFor(task, units).add(units, elapsedMs, this.now());
+    this.changed(task);
   }
 
-  private classesOf(task: string): Map<number, number> {
-    let classes = this.perUnit.get(task);
+  private changed(task: string): void {
+    this.points.delete(task);
+    this.changes += 1;
+  }
+
+  private classFor(task: string, units: number): SizeClass {
+    let classes = this.tasks.get(task);
     if (classes === undefined) {
       classes = new Map();
-      this.perUnit.set(task, classes);
+      this.tasks.set(task, classes);
     }
-    return classes;
+    const index = classOf(units);
+    let sizeClass = classes.get(index);
+    if (sizeClass === undefined) {
+      sizeClass = new SizeClass();
+      classes.set(index, sizeClass);
+    }
+    return sizeClass;
   }
 }
 
-/** A size below one unit (or not a number) counts as one: estimates never divide by zero. */
-const unitsOf = (size: number) => (size >= 1 ? size : 1);
+/** A task's classes, smallest first. A task has at most ~50 classes (sizes up to 2^53). */
+function summaries(classes: ReadonlyMap<number, SizeClass>): ClassSummary[] {
+  return [...classes.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, sizeClass]) => sizeClass.summarize());
+}
 
-/** Sizes within a factor of two share a class: 1, 2–3, 4–7, … */
-const classOf = (units: number) => Math.floor(Math.log2(units));
+function estimateFrom(points: readonly ClassSummary[], units: number): CostEstimate {
+  const floorMs = floorAt(points, units);
+  const sure = isSure(points, units);
+  const ms = Math.max(
+    floorMs,
+    curveAt(points, units, (point) => point.ms),
+  );
+  const highMs = sure
+    ? Math.max(
+        ms,
+        curveAt(points, units, (point) => point.highMs),
+      )
+    : ms;
+  return { ms, floorMs, highMs, sure };
+}
 
 /**
- * The time per unit of `sizeClass`: measured, or interpolated geometrically
- * between the nearest measured classes below and above, or the nearest one's.
- * A task has at most ~50 classes (sizes up to 2^53): the scan is short.
+ * The largest floor measured at this size or below: a larger input costs at
+ * least what a smaller one measurably did. Only classes with enough runs count.
  */
-function rateFor(classes: ReadonlyMap<number, number>, sizeClass: number): number {
-  const own = classes.get(sizeClass);
-  if (own !== undefined) return own;
-  let below: number | undefined;
-  let above: number | undefined;
-  for (const measured of classes.keys()) {
-    if (measured < sizeClass && (below === undefined || measured > below)) below = measured;
-    if (measured > sizeClass && (above === undefined || measured < above)) above = measured;
+function floorAt(points: readonly ClassSummary[], units: number): number {
+  let floor = 0;
+  for (const point of points) {
+    if (point.runs >= SURE_AFTER_RUNS && point.lowSize <= units) {
+      floor = Math.max(floor, point.lowMs);
+    }
   }
-  if (below === undefined) return classes.get(above!)!;
-  if (above === undefined) return classes.get(below)!;
-  const low = classes.get(below)!;
-  const high = classes.get(above)!;
-  return low * (high / low) ** ((sizeClass - below) / (above - below));
+  return floor;
+}
+
+/** Measured in its own class, or lying between two measured classes. */
+function isSure(points: readonly ClassSummary[], units: number): boolean {
+  const own = classOf(units);
+  let below = false;
+  let above = false;
+  for (const point of points) {
+    if (point.runs < SURE_AFTER_RUNS) continue;
+    const index = classOf(point.size);
+    if (index === own) return true;
+    if (index < own) below = true;
+    else above = true;
+  }
+  return below && above;
+}
+
+/**
+ * `value` at `units`: on the line through the two measured classes around it
+ * (log-log), the nearest class's below the smallest, the fitted curve above
+ * the largest.
+ */
+function curveAt(
+  points: readonly ClassSummary[],
+  units: number,
+  value: (point: ClassSummary) => number,
+): number {
+  const first = points[0] as ClassSummary;
+  const last = points[points.length - 1] as ClassSummary;
+  if (units <= first.size) return value(first);
+  if (units >= last.size) return extrapolate(points, units, value(last), last.size);
+  for (let index = 1; index < points.length; index++) {
+    const high = points[index] as ClassSummary;
+    if (units > high.size) continue;
+    const low = points[index - 1] as ClassSummary;
+    const along = Math.log(units / low.size) / Math.log(high.size / low.size);
+    const lowValue = value(low);
+    const highValue = value(high);
+    if (lowValue <= 0 || highValue <= 0) return lowValue + (highValue - lowValue) * along;
+    return lowValue * (highValue / lowValue) ** along;
+  }
+  return value(last);
+}
+
+/** `a + (atLast - a)·(units / lastSize)^k` beyond the largest measured class. */
+function extrapolate(
+  points: readonly ClassSummary[],
+  units: number,
+  atLast: number,
+  lastSize: number,
+): number {
+  const fixed = Math.min((points[0] as ClassSummary).lowMs, atLast);
+  const exponent = growthExponent(points, fixed);
+  return fixed + (atLast - fixed) * (units / lastSize) ** exponent;
+}
+
+/**
+ * The exponent `k` of the variable part, as the median of the slopes between
+ * pairs of classes (Theil–Sen, robust to a class that is off) on log-log axes
+ * of size against time above the fixed part. Classes whose time is within
+ * half the fixed part of it say nothing about growth and are left out.
+ */
+function growthExponent(points: readonly ClassSummary[], fixed: number): number {
+  const growing = points.filter((point) => point.ms - fixed > fixed / 2);
+  const slopes: number[] = [];
+  for (let i = 0; i < growing.length; i++) {
+    for (let j = i + 1; j < growing.length; j++) {
+      const a = growing[i] as ClassSummary;
+      const b = growing[j] as ClassSummary;
+      if (a.size === b.size) continue;
+      slopes.push(Math.log((b.ms - fixed) / (a.ms - fixed)) / Math.log(b.size / a.size));
+    }
+  }
+  if (slopes.length === 0) return DEFAULT_EXPONENT;
+  slopes.sort((a, b) => a - b);
+  const exponent = quantile(slopes, 0.5);
+  return Math.min(MAX_EXPONENT, Math.max(MIN_EXPONENT, exponent));
+}
+
+/** The `q`-quantile of sorted `values`, interpolated between ranks. */
+function quantile(sorted: readonly number[], q: number): number {
+  const rank = (sorted.length - 1) * q;
+  const low = Math.floor(rank);
+  const lowValue = sorted[low] as number;
+  const highValue = sorted[Math.min(low + 1, sorted.length - 1)] as number;
+  return lowValue + (highValue - lowValue) * (rank - low);
 }

@@ -2,11 +2,17 @@ import { FairQueue } from './fair-queue';
 
 interface Item {
   readonly key: string;
-  readonly cost: number;
+  cost: number;
+  floorMs: number;
   readonly name: string;
 }
 
-const item = (key: string, name: string, cost = 10): Item => ({ key, cost, name });
+const item = (key: string, name: string, cost = 10, floorMs = cost / 2): Item => ({
+  key,
+  cost,
+  floorMs,
+  name,
+});
 const anyKey = () => true;
 
 function drain(queue: FairQueue<Item>, order: 'fifo' | 'lifo'): string[] {

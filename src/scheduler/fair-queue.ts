@@ -2,8 +2,13 @@
 export interface FairEntry {
   readonly key: string;
   /** Estimated run time, in ms: what the entry takes from its key's share. */
-  readonly cost: number;
+  cost: number;
+  /** What the entry surely costs at least, in ms: the work a refusal may count. */
+  floorMs: number;
 }
+
+/** Which estimate of the waiting work to add up: the best guess, or the sure floor. */
+export type WorkMeasure = 'cost' | 'floor';
 
 /** Which end of a key's line is served: the oldest (FIFO) or the newest (LIFO). */
 export type ServeOrder = 'fifo' | 'lifo';
@@ -25,6 +30,7 @@ class KeyLine<T extends FairEntry> {
   /** Entries still waiting, and their estimated cost. */
   waiting = 0;
   backlogMs = 0;
+  floorBacklogMs = 0;
   deficit = 0;
   /** Whether this key already got its quantum in the current round. */
   granted = false;
@@ -35,6 +41,20 @@ class KeyLine<T extends FairEntry> {
     this.slots.push(slot);
     this.waiting += 1;
     this.backlogMs += slot.entry.cost;
+    this.floorBacklogMs += slot.entry.floorMs;
+  }
+
+  backlog(measure: WorkMeasure): number {
+    return measure === 'cost' ? this.backlogMs : this.floorBacklogMs;
+  }
+
+  /** The live entries in the order they would be served: rescued ones, then the served end first. */
+  inServeOrder(order: ServeOrder): T[] {
+    const entries = this.rescued.filter((slot) => slot.live).map((slot) => slot.entry);
+    const line = this.slots.slice(this.head).filter((slot) => slot.live);
+    if (order === 'lifo') line.reverse();
+    for (const slot of line) entries.push(slot.entry);
+    return entries;
   }
 
   /** The next live entry: a rescued one, else the one at the served end; not taken. */
@@ -64,6 +84,7 @@ class KeyLine<T extends FairEntry> {
     slot.live = false;
     this.waiting -= 1;
     this.backlogMs -= slot.entry.cost;
+    this.floorBacklogMs -= slot.entry.floorMs;
     this.skipDead();
   }
 
@@ -101,6 +122,8 @@ export interface QueuedHandle {
    * its key's share stays what it was); false when it already left.
    */
   rescue(): boolean;
+  /** Sets the entry's estimates anew (the cost model learnt); false when it already left. */
+  reprice(cost: number, floorMs: number): boolean;
 }
 
 /** How deep one key's line is. */
@@ -130,6 +153,7 @@ export class FairQueue<T extends FairEntry> {
   private cursor = 0;
   private total = 0;
   private totalBacklogMs = 0;
+  private totalFloorMs = 0;
 
   /** Entries waiting, all keys together. */
   get size(): number {
@@ -139,6 +163,11 @@ export class FairQueue<T extends FairEntry> {
   /** Estimated cost of everything waiting, in ms. */
   get backlogMs(): number {
     return this.totalBacklogMs;
+  }
+
+  /** What everything waiting surely costs at least, in ms. */
+  get floorBacklogMs(): number {
+    return this.totalFloorMs;
   }
 
   push(entry: T): QueuedHandle {
@@ -152,6 +181,7 @@ export class FairQueue<T extends FairEntry> {
     line.push(slot);
     this.total += 1;
     this.totalBacklogMs += entry.cost;
+    this.totalFloorMs += entry.floorMs;
     const owner = line;
     return {
       remove: () => this.leave(owner, slot),
@@ -159,6 +189,16 @@ export class FairQueue<T extends FairEntry> {
         const moved = owner.promote(slot);
         if (moved === undefined) return false;
         slot = moved;
+        return true;
+      },
+      reprice: (cost, floorMs) => {
+        if (!slot.live) return false;
+        owner.backlogMs += cost - entry.cost;
+        owner.floorBacklogMs += floorMs - entry.floorMs;
+        this.totalBacklogMs += cost - entry.cost;
+        this.totalFloorMs += floorMs - entry.floorMs;
+        entry.cost = cost;
+        entry.floorMs = floorMs;
         return true;
       },
     };
@@ -209,15 +249,28 @@ export class FairQueue<T extends FairEntry> {
    * first), and from every other key at most as much as its own key spends
    * up to and including it: round robin serves the others in parallel with it.
    */
-  workAhead(key: string, cost: number, order: ServeOrder): number {
-    const own = this.lines.get(key)?.backlogMs ?? 0;
-    const ownAhead = order === 'fifo' ? own : 0;
+  workAhead(key: string, cost: number, order: ServeOrder, measure: WorkMeasure = 'cost'): number {
+    const own = this.lines.get(key)?.backlog(measure) ?? 0;
+    return this.othersBeside(key, order === 'fifo' ? own : 0, cost, measure);
+  }
+
+  /**
+   * `ownAhead` of a key's own work before an entry costing `cost`, plus what
+   * round robin serves of every other key meanwhile: at most as much as the
+   * entry's own key spends up to and including it.
+   */
+  othersBeside(key: string, ownAhead: number, cost: number, measure: WorkMeasure): number {
     const share = ownAhead + cost;
     let ahead = ownAhead;
     for (const line of this.ring) {
-      if (line.key !== key) ahead += Math.min(line.backlogMs, share);
+      if (line.key !== key) ahead += Math.min(line.backlog(measure), share);
     }
     return ahead;
+  }
+
+  /** Each key's waiting entries, in the order they would be served. */
+  linesInServeOrder(order: ServeOrder): Array<{ key: string; entries: T[] }> {
+    return this.ring.map((line) => ({ key: line.key, entries: line.inServeOrder(order) }));
   }
 
   /**
@@ -253,6 +306,7 @@ export class FairQueue<T extends FairEntry> {
     line.leave(slot);
     this.total -= 1;
     this.totalBacklogMs -= slot.entry.cost;
+    this.totalFloorMs -= slot.entry.floorMs;
     if (line.waiting === 0) this.forget(line);
     return true;
   }

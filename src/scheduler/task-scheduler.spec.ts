@@ -1,6 +1,11 @@
 import { JOBS_CLIENT_KEY } from '../auth/client-key';
 import { Cancellation, onCancel, type CancelSignal } from '../workers/cancellation';
-import { TaskScheduler, type SchedulerOptions, type Ticket } from './task-scheduler';
+import {
+  PROBE_AFTER_MS,
+  TaskScheduler,
+  type SchedulerOptions,
+  type Ticket,
+} from './task-scheduler';
 
 /** A task the test ends by hand, and the order in which tasks started. */
 interface Harness {
@@ -9,6 +14,8 @@ interface Harness {
   /** Ends the running task `name` after `ms` of the test clock. */
   finish(name: string, ms?: number): Promise<void>;
   submit(name: string, ticket?: Partial<Ticket>, signal?: Cancellation): Promise<string>;
+  /** Runs `task` alone `runs` times, each taking `ms`: the model then knows its cost. */
+  measure(task: string, ms: number, runs?: number, size?: number): Promise<void>;
   advance(ms: number): void;
   /** Moves the test clock and the fake timers together, a millisecond at a time. */
   elapse(ms: number): void;
@@ -54,6 +61,14 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
       // Let the scheduler's settle handlers run and start the next task.
       await new Promise((resolve) => setImmediate(resolve));
     },
+    async measure(task, ms, runs = 3, size = 1) {
+      for (let run = 0; run < runs; run++) {
+        const name = `${task}-measured-${run}`;
+        const done = this.submit(name, { task, size });
+        await this.finish(name, ms);
+        await done;
+      }
+    },
     submit(name, ticket = {}, signal = new Cancellation()) {
       return scheduler.run(
         { task: 'work', size: 1, key: 'a', deadlineAt: 1e9, clientDeadline: true, ...ticket },
@@ -72,7 +87,9 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
 async function overloaded(): Promise<Harness> {
   const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
   void h.submit('running');
-  for (const name of ['b', 'c', 'd']) void h.submit(name);
+  void h.submit('b');
+  // c and d run through the tests that follow, which measure only how long they waited.
+  for (const name of ['c', 'd']) void h.submit(name, { task: 'blocker' });
   await h.finish('running', 100);
   await h.finish('b', 100);
   expect(h.scheduler.state().mode).toBe('lifo');
@@ -129,17 +146,23 @@ describe(TaskScheduler.name, () => {
     expect(h.scheduler.state()).toMatchObject({ mode: 'fifo', queued: 0 });
   });
 
-  it('refuses at once, without running it, a task that cannot finish before its deadline', async () => {
+  it('refuses at once, without running it, a task that the work ahead leaves no time', async () => {
     const h = harness({ costPriorMs: 100 });
+    await h.measure('work', 100);
+    h.started.length = 0;
     void h.submit('running');
     void h.submit('b');
     // Ahead of it: b (100 ms) and what is left of the running task (100 ms), then its own 100 ms.
     const late = settled(h.submit('late', { deadlineAt: h.clock.now + 250 }));
     const inTime = h.submit('in-time', { deadlineAt: h.clock.now + 350 });
-    expect(await late).toMatchObject({
+    const refused = await late;
+    expect(refused).toMatchObject({
       code: 'POOL_SATURATED',
       facts: { reason: 'deadline', retryAfterSeconds: 1 },
     });
+    expect((refused as Error).message).toContain(
+      'about 200 ms of work ahead of it and 100 ms of its own; 250 ms left',
+    );
     expect(h.started).toEqual(['running']);
     expect(h.scheduler.state().refusals.deadline).toBe(1);
     await h.finish('running', 100);
@@ -148,27 +171,103 @@ describe(TaskScheduler.name, () => {
     await expect(inTime).resolves.toBe('in-time');
   });
 
-  it('learns run times: the first measured run replaces the prior', async () => {
-    const h = harness({ costPriorMs: 1 });
-    void h.submit('first');
-    await h.finish('first', 400);
+  it('admits what the prior alone would refuse: a guess is never a reason to say no', async () => {
+    const h = harness({ costPriorMs: 10_000 });
     void h.submit('running');
-    // Now 400 ms are estimated ahead of it, and 400 ms for itself.
+    const queued = h.submit('queued', { deadlineAt: h.clock.now + 500 });
+    await h.finish('running', 100);
+    await h.finish('queued', 100);
+    await expect(queued).resolves.toBe('queued');
+  });
+
+  it('refuses by its measured runs, once they are enough to go by', async () => {
+    const h = harness({ costPriorMs: 1 });
+    await h.measure('work', 400, 2);
+    // Two runs may both be outliers: still admitted.
+    const admitted = h.submit('admitted', { deadlineAt: h.clock.now + 300 });
+    await h.finish('admitted', 400);
+    await expect(admitted).resolves.toBe('admitted');
+    void h.submit('running');
+    // Three runs of 400 ms: 400 ms are surely ahead of it, and 400 ms for itself.
     const refused = settled(h.submit('late', { deadlineAt: h.clock.now + 700 }));
     expect(await refused).toMatchObject({ facts: { reason: 'deadline' } });
   });
 
+  it('refuses a task whose own measured cost is longer than its deadline, even on an idle pool', async () => {
+    const h = harness();
+    await h.measure('work', 400);
+    const refused = await settled(h.submit('alone', { deadlineAt: h.clock.now + 300 }));
+    expect(refused).toMatchObject({ facts: { reason: 'too-long', retryAfterSeconds: 10 } });
+    expect((refused as Error).message).toContain('about 400 ms of its own');
+    expect(h.scheduler.state().refusals['too-long']).toBe(1);
+  });
+
+  it('lets an idle thread probe a refused size again once its runs are old, so no size is locked out', async () => {
+    const h = harness();
+    await h.measure('work', 400);
+    expect(await settled(h.submit('refused', { deadlineAt: h.clock.now + 300 }))).toMatchObject({
+      facts: { reason: 'too-long' },
+    });
+    h.advance(PROBE_AFTER_MS);
+    // The machine is quiet now: the probe runs in 200 ms, and is measured.
+    const probe = h.submit('probe', { deadlineAt: h.clock.now + 300 });
+    expect(await settled(h.submit('busy', { deadlineAt: h.clock.now + 300 }))).toMatchObject({
+      facts: { reason: 'too-long' },
+    });
+    await h.finish('probe', 200);
+    await expect(probe).resolves.toBe('probe');
+    // Its floor now rests on the quick run too: the size is admitted again.
+    const next = h.submit('next', { deadlineAt: h.clock.now + 300 });
+    await h.finish('next', 200);
+    await expect(next).resolves.toBe('next');
+  });
+
+  it('never refuses a size larger than any measured for what smaller ones cost', async () => {
+    const h = harness();
+    // Tiny inputs: the time is all fixed part.
+    await h.measure('work', 2, 5, 4);
+    const large = h.submit('large', { size: 40_000, deadlineAt: h.clock.now + 100 });
+    expect(h.started.at(-1)).toBe('large');
+    await h.finish('large', 20);
+    await expect(large).resolves.toBe('large');
+  });
+
   it('sheds a waiting task once it can no longer start in time, before its deadline', async () => {
     const h = harness({ costPriorMs: 100 });
-    void h.submit('running');
-    const waiting = settled(h.submit('waiting', { deadlineAt: 1000 }));
-    // The running task overruns its estimate. At 450 ms (half way to its latest
-    // start, 900 ms) it is moved ahead; at 900 ms it is shed.
+    await h.measure('work', 100);
+    void h.submit('running', { task: 'blocker' });
+    const waiting = settled(h.submit('waiting', { deadlineAt: h.clock.now + 1000 }));
+    // The running task overruns. At 450 ms (half way to its latest start,
+    // 900 ms) it is moved ahead; at 900 ms it is shed.
     h.elapse(899);
     expect(h.scheduler.state().queued).toBe(1);
     h.elapse(1);
-    expect(await waiting).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
+    expect(await waiting).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'too-long' } });
     expect(h.scheduler.state().queued).toBe(0);
+  });
+
+  it('looks again when runs complete, and refuses then the waiting tasks that can no longer finish', async () => {
+    const h = harness({ slots: 2 });
+    // A cold burst: nothing measured yet, so every task is admitted.
+    const burst = Array.from({ length: 12 }, (_, i) =>
+      settled(h.submit(`t${i}`, { deadlineAt: h.clock.now + 1000 })),
+    );
+    expect(h.scheduler.state().queued).toBe(10);
+    h.elapse(300);
+    await h.finish('t0');
+    await h.finish('t1');
+    h.elapse(300);
+    await h.finish('t2');
+    // Three runs of 300 ms at 600 ms: t3 ends about now and t4 at 900 ms, so
+    // only t5 can still start and end by 1,000 ms. Within the next check, the
+    // six behind it are refused, 400 ms before their deadline.
+    h.elapse(30);
+    const outcomes = await Promise.all(burst.slice(6));
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
+    }
+    expect(h.scheduler.state().refusals.deadline).toBe(6);
+    expect(h.scheduler.state().queued).toBe(1);
   });
 
   it('refuses past the memory backstop', async () => {
@@ -275,7 +374,7 @@ describe(TaskScheduler.name, () => {
 
   it("keeps fair turns when a flood's tasks are rescued: they move ahead in their own key only", async () => {
     const h = harness({ costPriorMs: 100 });
-    void h.submit('running', { key: 'flood' });
+    void h.submit('running', { key: 'flood', task: 'blocker' });
     for (let i = 1; i <= 4; i++) {
       void h.submit(`flood-${i}`, { key: 'flood', deadlineAt: 1700 + i });
     }
@@ -344,10 +443,11 @@ describe(TaskScheduler.name, () => {
 
   describe('batches', () => {
     /**
-     * A scheduler with batches of up to 3 tasks estimated 1 ms each: `batches`
+     * A scheduler with batches of up to 3 tasks measured at 1 ms each: `batches`
      * lists the tasks each batch carried, `alone` the tasks that went alone.
      */
-    function batching(maxCostMs = 10) {
+    async function batching(maxCostMs = 10) {
+      let now = 0;
       const batches: string[][] = [];
       const alone: string[] = [];
       const enders = new Map<string, () => void>();
@@ -360,7 +460,7 @@ describe(TaskScheduler.name, () => {
           costPriorMs: 1,
           jobsMaxThreads: 1,
           maxRetryAfterSeconds: 30,
-          now: () => 0,
+          now: () => now,
           batch: {
             maxTasks: 3,
             maxCostMs,
@@ -388,11 +488,18 @@ describe(TaskScheduler.name, () => {
         for (const name of names) enders.get(name)?.();
         await new Promise((resolve) => setImmediate(resolve));
       };
+      // Only tasks measured at their size are batched: three runs of 1 ms.
+      for (const name of ['m1', 'm2', 'm3']) {
+        void submit(name, {}, false);
+        now += 1;
+        await finish(name);
+      }
+      alone.length = 0;
       return { scheduler, batches, alone, submit, finish };
     }
 
     it('sends the small tasks that wait to a free thread together, in one slot', async () => {
-      const b = batching();
+      const b = await batching();
       void b.submit('running');
       for (const name of ['b', 'c', 'd', 'e']) void b.submit(name);
       await b.finish('running');
@@ -407,7 +514,7 @@ describe(TaskScheduler.name, () => {
     });
 
     it('batches only tasks whose estimates fit its budget, and never jobs or tasks that must go alone', async () => {
-      const b = batching(2.5);
+      const b = await batching(2.5);
       void b.submit('running');
       void b.submit('b');
       void b.submit('body', { key: 'x' }, false);
@@ -424,7 +531,7 @@ describe(TaskScheduler.name, () => {
     });
 
     it('never reorders a key: a task that must go alone ends the batch at its place', async () => {
-      const b = batching();
+      const b = await batching();
       void b.submit('running');
       void b.submit('b');
       void b.submit('body', {}, false);

@@ -2,10 +2,30 @@ import { performance } from 'node:perf_hooks';
 import type { AppError } from '../common/app-error';
 import { JOBS_CLIENT_KEY as JOBS_KEY } from '../auth/client-key';
 import { CoDel } from './codel';
-import { CostModel } from './cost-model';
-import { FairQueue, type KeyDepth, type QueuedHandle, type ServeOrder } from './fair-queue';
-import { refusal, type RefusalReason } from './refusal';
+import { CostModel, sizeClassOf, type CostEstimate } from './cost-model';
+import {
+  FairQueue,
+  type KeyDepth,
+  type QueuedHandle,
+  type ServeOrder,
+  type WorkMeasure,
+} from './fair-queue';
+import { refusal, type RefusalEstimate, type RefusalReason } from './refusal';
+import { ShareSums } from './share-sums';
 import { threadTimeUntil } from './thread-time';
+
+/**
+ * How often an idle thread takes a task that its measured cost says cannot
+ * finish in time: runs measured while the machine was busy must not keep a
+ * size out for good (ADR 0041).
+ */
+export const PROBE_AFTER_MS = 10_000;
+
+/** Waiting tasks are checked again at least this often while runs complete, and … */
+const RECHECK_MIN_MS = 25;
+/** … at the latest after this fraction of the shortest deadline waiting (bounded below and above). */
+const RECHECK_FRACTION = 8;
+const RECHECK_MAX_MS = 1000;
 
 /** What the scheduler is told about a task when it asks to run. */
 export interface Ticket {
@@ -93,7 +113,12 @@ export interface SchedulerState {
 /** One task waiting: in its key's line, rescued to the front of it, or gone (started, cancelled, shed). */
 interface Waiting {
   readonly key: string;
-  readonly cost: number;
+  /** The estimate's best guess and floor (ms), as the fair queue weighs them. */
+  cost: number;
+  floorMs: number;
+  estimate: CostEstimate;
+  /** The cost model's version the estimate was made at. */
+  version: number;
   readonly ticket: Ticket;
   readonly enqueuedAt: number;
   /** May share a thread's message with other tasks (`SchedulerOptions.batch`). */
@@ -110,6 +135,7 @@ interface Waiting {
 /** A task on a thread, for the estimate of when threads free up. */
 interface Running {
   readonly cost: number;
+  readonly floorMs: number;
   readonly startedAt: number;
 }
 
@@ -139,11 +165,19 @@ type CancelFollower = (signal: Abortable, listener: () => void) => () => void;
 /**
  * The queue discipline in front of the pool's threads, in one unit:
  *
- * - **admission by time**: a task is admitted only if the work estimated
- *   ahead of it (its fair share of the queue, and what the threads still
- *   have to do) plus its own estimated run time fits before its deadline;
- *   otherwise it is refused at once (`deadline`). `maxQueue` is a memory
- *   backstop only (`backstop`).
+ * - **admission by time, refusing only what cannot succeed** (ADR 0041): a
+ *   task is refused at once when what surely lies ahead of it (its fair share
+ *   of the queue, and what the threads still have to do) plus what it surely
+ *   costs itself does not fit before its deadline: `deadline` when the work
+ *   ahead is what leaves it no time, `too-long` when its own cost alone is
+ *   longer than the time left. "Surely" is the cost model's floor: a size
+ *   never measured costs only what a smaller measured one did, so an uncertain
+ *   estimate admits, and the deadline still stops an overrun. An idle thread
+ *   takes a task its floor would refuse once per `PROBE_AFTER_MS`, so the
+ *   model keeps measuring. `maxQueue` is a memory backstop only (`backstop`).
+ * - **looking again**: as runs complete (and at the latest every eighth of the
+ *   shortest deadline waiting), the waiting tasks are estimated anew and those
+ *   that can no longer finish are refused then, not at their deadline.
  * - **CoDel and adaptive LIFO**: while the queue delay stays above the target
  *   (`codel.ts`), each key's newest waiting task runs first, since its client
  *   is the most surely still there, and a task without a client deadline
@@ -166,9 +200,17 @@ export class TaskScheduler {
   private readonly running = new Set<Running>();
   private readonly refused: Record<RefusalReason, number> = {
     deadline: 0,
+    'too-long': 0,
     'queue-delay': 0,
     backstop: 0,
   };
+  /** The task being admitted, while it may start at once: it has not waited, so it is not shed for lateness. */
+  private admitting: Waiting | undefined;
+  /** When each task's size class was last taken as a probe (`PROBE_AFTER_MS`). */
+  private readonly probes = new Map<string, number>();
+  private recheckTimer: NodeJS.Timeout | undefined;
+  private recheckDueAt = Infinity;
+  private lastRecheckAt = -Infinity;
   private jobsRunning = 0;
   private readonly batches = { sent: 0, tasks: 0 };
   private readonly now: () => number;
@@ -177,9 +219,9 @@ export class TaskScheduler {
     private readonly options: SchedulerOptions,
     private readonly follow: CancelFollower,
   ) {
-    this.costs = new CostModel(options.costPriorMs);
-    this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
     this.now = options.now ?? (() => performance.now());
+    this.costs = new CostModel(options.costPriorMs, this.now);
+    this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
   }
 
   /** Tasks waiting for a thread. */
@@ -202,15 +244,18 @@ export class TaskScheduler {
   ): Promise<T> {
     if (signal.aborted) return Promise.reject(abortError());
     const now = this.now();
-    const cost = this.costs.estimate(ticket.task, ticket.size);
-    const refused = this.admit(ticket, cost, now);
+    const estimate = this.costs.estimate(ticket.task, ticket.size);
+    const refused = this.admit(ticket, estimate, now);
     if (refused !== undefined) return Promise.reject(refused);
 
     return new Promise<T>((resolve, reject) => {
       let stopFollowing: () => void = () => undefined;
       const waiting: Waiting = {
         key: ticket.key,
-        cost,
+        cost: estimate.ms,
+        floorMs: estimate.floorMs,
+        estimate,
+        version: this.costs.version,
         ticket,
         enqueuedAt: now,
         batchable,
@@ -231,11 +276,14 @@ export class TaskScheduler {
         },
       };
       waiting.handle = this.queue.push(waiting);
+      this.admitting = waiting;
       this.pump();
+      this.admitting = undefined;
       // A task that found a thread free has started: it needs no rescue timer and no
       // listener for a cancellation while it waits (two allocations fewer per task).
       if (waiting.place === 'gone') return;
       this.armRescue(waiting, now);
+      this.recheckWithin(now, (ticket.deadlineAt - now) / RECHECK_FRACTION);
       stopFollowing = this.follow(signal, () => {
         if (this.leave(waiting)) reject(abortError());
       });
@@ -259,25 +307,53 @@ export class TaskScheduler {
   }
 
   /** Undefined to admit; otherwise the refusal, counted. */
-  private admit(ticket: Ticket, cost: number, now: number): AppError | undefined {
+  private admit(ticket: Ticket, estimate: CostEstimate, now: number): AppError | undefined {
     const { slots, maxQueue } = this.options;
     if (this.queued >= maxQueue && !this.makeRoomFor(ticket)) {
       return this.refuse('backstop', this.backlogMs() / slots);
     }
-    const aheadMs = this.workAhead(ticket.key, cost);
-    const waitMs = this.estimatedWait(aheadMs, now);
-    if (now + waitMs + cost > ticket.deadlineAt) return this.refuse('deadline', waitMs);
+    const order = this.order();
+    const aheadFloorMs = this.queue.workAhead(ticket.key, estimate.floorMs, order, 'floor');
+    const waitFloorMs = this.estimatedWait(aheadFloorMs, now, 'floor');
+    const leftMs = ticket.deadlineAt - now;
+    if (waitFloorMs + estimate.floorMs > leftMs) {
+      const facts = { aheadMs: waitFloorMs, ownMs: estimate.floorMs, leftMs };
+      if (estimate.floorMs <= leftMs) return this.refuse('deadline', waitFloorMs, facts);
+      const startsAtOnce = waitFloorMs === 0 && this.running.size < slots;
+      if (startsAtOnce && this.probe(ticket, now)) return undefined;
+      return this.refuse('too-long', this.untilProbe(ticket, now), facts);
+    }
     // Only the queued work counts here: waiting for a running task to end is
     // no queue's fault, and no shedding could shorten it.
+    const aheadMs = this.queue.workAhead(ticket.key, estimate.ms, order);
     const queueDelayMs = aheadMs / slots;
     if (
       this.codel.overloaded &&
       this.patienceUnknown(ticket) &&
-      queueDelayMs > this.options.targetDelayMs + cost
+      queueDelayMs > this.options.targetDelayMs + estimate.ms
     ) {
-      return this.refuse('queue-delay', waitMs);
+      return this.refuse('queue-delay', this.estimatedWait(aheadMs, now, 'cost'));
     }
     return undefined;
+  }
+
+  /**
+   * Whether an idle thread may take this task although its measured floor
+   * says it cannot finish: once per `PROBE_AFTER_MS` per task and size class,
+   * counted from the class's newest run. The run that follows, finished or
+   * stopped at its deadline, is measured like any other.
+   */
+  private probe(ticket: Ticket, now: number): boolean {
+    if (this.untilProbe(ticket, now) > 0) return false;
+    this.probes.set(probeKey(ticket), now);
+    return true;
+  }
+
+  /** Time until this task's size class may be probed again (0: now). */
+  private untilProbe(ticket: Ticket, now: number): number {
+    const lastRun = this.costs.lastRunAt(ticket.task, ticket.size) ?? -Infinity;
+    const lastProbe = this.probes.get(probeKey(ticket)) ?? -Infinity;
+    return Math.max(0, Math.max(lastRun, lastProbe) + PROBE_AFTER_MS - now);
   }
 
   /**
@@ -311,20 +387,24 @@ export class TaskScheduler {
     return !ticket.clientDeadline && ticket.key !== JOBS_KEY;
   }
 
-  /** Queued work that runs before a new task of `key`: its fair share of the lines. */
-  private workAhead(key: string, cost: number): number {
-    return this.queue.workAhead(key, cost, this.order());
-  }
-
   /**
    * When a task with `aheadMs` of queued work before it would start: as the
-   * running tasks end (by their estimates), the threads take up that work.
+   * running tasks end (by their estimates, or their floors), the threads take
+   * up that work.
    */
-  private estimatedWait(aheadMs: number, now: number): number {
+  private estimatedWait(aheadMs: number, now: number, measure: WorkMeasure): number {
+    return threadTimeUntil(this.freeAt(now, measure), aheadMs);
+  }
+
+  /** When each thread frees up, in ms from now, by the running tasks' estimates or floors. */
+  private freeAt(now: number, measure: WorkMeasure): number[] {
     const freeAt: number[] = [];
-    for (const task of this.running) freeAt.push(Math.max(0, task.cost - (now - task.startedAt)));
+    for (const task of this.running) {
+      const ms = measure === 'cost' ? task.cost : task.floorMs;
+      freeAt.push(Math.max(0, ms - (now - task.startedAt)));
+    }
     while (freeAt.length < this.options.slots) freeAt.push(0);
-    return threadTimeUntil(freeAt, aheadMs);
+    return freeAt;
   }
 
   /** Starts waiting tasks while threads are free, in fair turns, small ones in batches. */
@@ -348,8 +428,9 @@ export class TaskScheduler {
       const now = this.now();
       clearTimeout(next.timer);
       next.place = 'gone';
-      if (now + next.cost > next.ticket.deadlineAt) {
-        next.fail(this.refuse('deadline', this.backlogMs() / this.options.slots));
+      this.refresh(next);
+      if (next !== this.admitting && this.lateToStart(next, now)) {
+        next.fail(this.refuseLate(next, now));
         continue;
       }
       const delayMs = now - next.enqueuedAt;
@@ -395,7 +476,8 @@ export class TaskScheduler {
    */
   private begin(members: readonly Waiting[]): void {
     const cost = members.reduce((sum, member) => sum + member.cost, 0);
-    const thread: Running = { cost, startedAt: this.now() };
+    const floorMs = members.reduce((sum, member) => sum + member.floorMs, 0);
+    const thread: Running = { cost, floorMs, startedAt: this.now() };
     this.running.add(thread);
     const [first] = members as [Waiting];
     const jobs = first.key === JOBS_KEY;
@@ -417,6 +499,7 @@ export class TaskScheduler {
         this.running.delete(thread);
         if (jobs) this.jobsRunning -= 1;
         this.pump();
+        this.recheckWithin(this.now(), RECHECK_MIN_MS);
       });
     }
     batch?.close();
@@ -442,10 +525,7 @@ export class TaskScheduler {
       () => {
         if (waiting.place !== 'line' || waiting.handle?.rescue() !== true) return;
         waiting.place = 'rescue';
-        waiting.timer = setTimeout(
-          () => this.shedLate(waiting),
-          Math.max(0, latestStart - this.now()),
-        );
+        this.armShedLate(waiting);
         this.pump();
       },
       // Whole milliseconds: timers of one duration share Node's list for it (worker-pool.service.ts).
@@ -453,9 +533,118 @@ export class TaskScheduler {
     );
   }
 
+  /**
+   * Sheds a rescued task at its latest start, if it is still waiting then. A
+   * task whose cost is not known at its size has no latest start before its
+   * deadline: the pool's own deadline ends it.
+   */
+  private armShedLate(waiting: Waiting): void {
+    const needMs = neededToStart(waiting.estimate);
+    if (needMs <= 0) return;
+    waiting.timer = setTimeout(
+      () => this.shedLate(waiting),
+      Math.max(0, Math.ceil(waiting.ticket.deadlineAt - needMs - this.now())),
+    );
+  }
+
   private shedLate(waiting: Waiting): void {
+    const now = this.now();
+    this.refresh(waiting);
+    if (!this.lateToStart(waiting, now)) {
+      this.armShedLate(waiting);
+      return;
+    }
     if (!this.leave(waiting)) return;
-    waiting.fail(this.refuse('deadline', this.backlogMs() / this.options.slots));
+    waiting.fail(this.refuseLate(waiting, now));
+  }
+
+  /**
+   * A task that waited starts only while the time it needs (`neededToStart`)
+   * still fits before its deadline: started later, it would most likely end
+   * in a 504 after holding a thread for the rest of its deadline.
+   */
+  private lateToStart(waiting: Waiting, now: number): boolean {
+    const needMs = neededToStart(waiting.estimate);
+    return needMs > 0 && now + needMs >= waiting.ticket.deadlineAt;
+  }
+
+  private refuseLate(waiting: Waiting, now: number): AppError {
+    const ownMs = neededToStart(waiting.estimate);
+    const leftMs = waiting.ticket.deadlineAt - now;
+    return this.refuse('too-long', this.backlogMs() / this.options.slots, {
+      aheadMs: 0,
+      ownMs,
+      leftMs,
+    });
+  }
+
+  /** Estimates a waiting task anew if the cost model learnt since its last estimate. */
+  private refresh(waiting: Waiting): void {
+    if (waiting.version === this.costs.version) return;
+    const estimate = this.costs.estimate(waiting.ticket.task, waiting.ticket.size);
+    waiting.version = this.costs.version;
+    waiting.estimate = estimate;
+    if (
+      waiting.place === 'gone' ||
+      waiting.handle?.reprice(estimate.ms, estimate.floorMs) !== true
+    ) {
+      waiting.cost = estimate.ms;
+      waiting.floorMs = estimate.floorMs;
+    }
+  }
+
+  /** Makes sure the waiting tasks are checked again within `withinMs` (at least `RECHECK_MIN_MS` apart). */
+  private recheckWithin(now: number, withinMs: number): void {
+    if (this.queued === 0) return;
+    const dueAt = Math.max(
+      this.lastRecheckAt + RECHECK_MIN_MS,
+      now + Math.min(RECHECK_MAX_MS, Math.max(0, withinMs)),
+    );
+    if (dueAt >= this.recheckDueAt) return;
+    clearTimeout(this.recheckTimer);
+    this.recheckDueAt = dueAt;
+    this.recheckTimer = setTimeout(() => this.recheck(), Math.max(0, Math.ceil(dueAt - now)));
+  }
+
+  /**
+   * Looks at every waiting task again, with what the model knows now: one
+   * whose latest start has passed, or for which the work surely ahead of it
+   * plus its own floor no longer fits before its deadline, is refused now,
+   * rather than left to wait for its deadline (ADR 0041). Each key's line is
+   * walked in the order it would be served; the other keys' work ahead of a
+   * task is what round robin serves of them meanwhile.
+   */
+  private recheck(): void {
+    this.recheckTimer = undefined;
+    this.recheckDueAt = Infinity;
+    const now = this.now();
+    this.lastRecheckAt = now;
+    const lines = this.queue.linesInServeOrder(this.order());
+    for (const { entries } of lines) for (const waiting of entries) this.refresh(waiting);
+    const totals = new ShareSums(lines.map(({ entries }) => sumFloors(entries)));
+    const freeAt = this.freeAt(now, 'floor');
+    let shortestMs = Infinity;
+    lines.forEach(({ entries }, line) => {
+      let ownAheadMs = 0;
+      for (const waiting of entries) {
+        const reach = ownAheadMs + waiting.floorMs;
+        const aheadMs = ownAheadMs + totals.sumOfMinExcept(line, reach);
+        const waitMs = threadTimeUntil(freeAt, aheadMs);
+        const leftMs = waiting.ticket.deadlineAt - now;
+        if (this.lateToStart(waiting, now)) {
+          if (this.leave(waiting)) waiting.fail(this.refuseLate(waiting, now));
+          continue;
+        }
+        if (waitMs + waiting.floorMs > leftMs) {
+          const facts = { aheadMs: waitMs, ownMs: waiting.floorMs, leftMs };
+          if (this.leave(waiting)) waiting.fail(this.refuse('deadline', waitMs, facts));
+          continue;
+        }
+        ownAheadMs = reach;
+        shortestMs = Math.min(shortestMs, waiting.ticket.deadlineAt - waiting.enqueuedAt);
+      }
+    });
+    this.recheckWithin(now, shortestMs / RECHECK_FRACTION);
   }
 
   /** Takes a waiting task out early; false when it already left. */
@@ -478,12 +667,36 @@ export class TaskScheduler {
     return this.queue.backlogMs;
   }
 
-  private refuse(reason: RefusalReason, estimateMs: number): AppError {
+  private refuse(
+    reason: RefusalReason,
+    retryAfterMs: number,
+    estimate?: RefusalEstimate,
+  ): AppError {
     this.refused[reason] += 1;
-    return refusal(reason, estimateMs, this.options.maxRetryAfterSeconds);
+    return refusal(reason, retryAfterMs, this.options.maxRetryAfterSeconds, estimate);
   }
 
   private order(): ServeOrder {
     return this.codel.overloaded ? 'lifo' : 'fifo';
   }
+}
+
+/**
+ * The time a task that waited must still have to start: nine runs in ten of
+ * its measured size end within it; where its size was not measured, only its
+ * floor, so that uncertainty never sheds it.
+ */
+function neededToStart(estimate: CostEstimate): number {
+  return estimate.sure ? estimate.highMs : estimate.floorMs;
+}
+
+function sumFloors(entries: readonly Waiting[]): number {
+  let sum = 0;
+  for (const waiting of entries) sum += waiting.floorMs;
+  return sum;
+}
+
+/** Probes are counted per task and size class. */
+function probeKey(ticket: Ticket): string {
+  return `${ticket.task}\u0000${sizeClassOf(ticket.size)}`;
 }
