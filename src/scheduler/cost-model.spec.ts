@@ -12,6 +12,7 @@ describe(CostModel.name, () => {
       ms: 50,
       floorMs: 0,
       highMs: 50,
+      seenMs: 0,
       sure: false,
     });
   });
@@ -19,7 +20,13 @@ describe(CostModel.name, () => {
   it('is sure of a size, and has a floor there, only after a few runs', () => {
     const model = new CostModel(50);
     measure(model, 'hash', 100, 20, SURE_AFTER_RUNS - 1);
-    expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 0, sure: false });
+    // What the runs so far took is known, for a task that already waited.
+    expect(model.estimate('hash', 100)).toMatchObject({
+      ms: 20,
+      floorMs: 0,
+      seenMs: 20,
+      sure: false,
+    });
     model.record('hash', 20, 100);
     expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 20, sure: true });
   });

@@ -10,6 +10,11 @@ export interface CostEstimate {
   readonly floorMs: number;
   /** What nine runs in ten stay under (ms), where measured; `ms` elsewhere. */
   readonly highMs: number;
+  /**
+   * Like `floorMs`, from every run measured, one or two included (ms): what a
+   * task that already waited needs at the least to be worth starting.
+   */
+  readonly seenMs: number;
   /** The size was measured closely enough (on it, or between two measured sizes) to trust `ms`. */
   readonly sure: boolean;
 }
@@ -131,7 +136,7 @@ export class CostModel {
   estimate(task: string, size = 1): CostEstimate {
     const classes = this.tasks.get(task);
     if (classes === undefined) {
-      return { ms: this.priorMs, floorMs: 0, highMs: this.priorMs, sure: false };
+      return { ms: this.priorMs, floorMs: 0, highMs: this.priorMs, seenMs: 0, sure: false };
     }
     let points = this.points.get(task);
     if (points === undefined) {
@@ -196,31 +201,25 @@ function summaries(classes: ReadonlyMap<number, SizeClass>): ClassSummary[] {
 }
 
 function estimateFrom(points: readonly ClassSummary[], units: number): CostEstimate {
-  const floorMs = floorAt(points, units);
+  const floorMs = floorAt(points, units, SURE_AFTER_RUNS);
+  const seenMs = floorAt(points, units, 1);
   const sure = isSure(points, units);
   const ms = Math.max(
     floorMs,
     curveAt(points, units, (point) => point.ms),
   );
-  const highMs = sure
-    ? Math.max(
-        ms,
-        curveAt(points, units, (point) => point.highMs),
-      )
-    : ms;
-  return { ms, floorMs, highMs, sure };
+  const high = sure ? curveAt(points, units, (point) => point.highMs) : ms;
+  return { ms, floorMs, highMs: Math.max(ms, high), seenMs, sure };
 }
 
 /**
  * The largest floor measured at this size or below: a larger input costs at
- * least what a smaller one measurably did. Only classes with enough runs count.
+ * least what a smaller one measurably did. Only classes with `runs` runs count.
  */
-function floorAt(points: readonly ClassSummary[], units: number): number {
+function floorAt(points: readonly ClassSummary[], units: number, runs: number): number {
   let floor = 0;
   for (const point of points) {
-    if (point.runs >= SURE_AFTER_RUNS && point.lowSize <= units) {
-      floor = Math.max(floor, point.lowMs);
-    }
+    if (point.runs >= runs && point.lowSize <= units) floor = Math.max(floor, point.lowMs);
   }
   return floor;
 }

@@ -683,11 +683,12 @@ export class TaskScheduler {
 
 /**
  * The time a task that waited must still have to start: nine runs in ten of
- * its measured size end within it; where its size was not measured, only its
- * floor, so that uncertainty never sheds it.
+ * its measured size end within it; where its size was not measured enough,
+ * the least its runs so far took, and nothing where none was measured, so
+ * that a guess never sheds it.
  */
 function neededToStart(estimate: CostEstimate): number {
-  return estimate.sure ? estimate.highMs : estimate.floorMs;
+  return estimate.sure ? estimate.highMs : estimate.seenMs;
 }
 
 function sumFloors(entries: readonly Waiting[]): number {
