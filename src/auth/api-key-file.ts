@@ -40,6 +40,7 @@ export class ApiKeyFileError extends Error {
  * line break (a copy cut mid-line does not), scopes are known names (`adm`,
  * the start of `admin`, is an error, not a smaller scope), and a file
  * without keys needs the `!no-keys` line (an empty save is not "revoke all").
+ * See docs/adr/0045-credentials-and-anonymous-callers-are-read-strictly.md.
  */
 export function parseApiKeyFile(text: string): ApiKeyFile {
   const entries: ApiKeyEntry[] = [];
