@@ -23,6 +23,11 @@ export const CLUSTER_SCHEDULING_POLICIES = ['kernel', 'round-robin'] as const;
 export type ClusterSchedulingPolicy = (typeof CLUSTER_SCHEDULING_POLICIES)[number];
 
 /** Who may call; see docs/security.md. */
+/** One entry of `TRUST_PROXY`: proxy-addr's preset names, or an address with an optional prefix length. */
+const PROXY = String.raw`(?:loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(?:/\d{1,3})?)`;
+/** Empty, or entries separated by commas. */
+const TRUSTED_PROXIES = new RegExp(String.raw`^(?:\s*${PROXY}\s*(?:,\s*${PROXY}\s*)*)?$`);
+
 export const AUTH_MODES = ['none', 'api-key', 'jwt'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
 
@@ -158,8 +163,9 @@ export class EnvironmentVariables {
   CLIENT_KEY_HEADER_TRUSTED: 'true' | 'false' = 'false';
 
   /** Proxies whose `X-Forwarded-For` gives the caller's address (for its quota and the access log): comma-separated addresses or CIDR ranges (`10.0.0.0/8`), or `loopback`, `linklocal`, `uniquelocal`. Empty: the connection's own address. Never name addresses clients can reach directly: they could then choose their address. */
-  @Matches(/^[\w.:/, -]*$/, {
-    message: 'TRUST_PROXY must be comma-separated addresses or CIDR ranges',
+  @Matches(TRUSTED_PROXIES, {
+    message:
+      'TRUST_PROXY must be comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal',
   })
   TRUST_PROXY = '';
 
@@ -167,7 +173,7 @@ export class EnvironmentVariables {
   @IsIn(AUTH_MODES)
   AUTH_MODE: AuthMode = 'none';
 
-  /** `api-key`: a file of `name:sha256hex(key)[:scope,scope]` lines (`#` comments), re-read on SIGHUP and when it changes, so keys rotate without a restart. A line without scopes gets `AUTH_DEFAULT_SCOPES`. */
+  /** `api-key`: a file of `name:sha256hex(key)[:scope,scope]` lines (`#` comments), re-read on SIGHUP and when it changes, so keys rotate without a restart. A line without scopes gets `AUTH_DEFAULT_SCOPES`. `name:revoked` revokes a key, `!no-keys` says the file holds none on purpose; a file without keys and without it, one that ends mid-line, names an unknown scope, or (on reload) drops a key in use without `name:revoked` is refused, and the previous keys stay in use (docs/security.md). */
   @IsOptional()
   @IsString()
   AUTH_API_KEYS_FILE?: string;

@@ -225,6 +225,16 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  it('reads TRUST_PROXY as a list of addresses and ranges, and refuses anything else', () => {
+    const config = loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,fd00::1' }, machine);
+    expect(config.http.trustProxy).toEqual(['10.0.0.0/8', 'loopback', 'fd00::1']);
+    for (const bad of ['true', '10.0.0.1;rm', '10.0.0.0/8,,']) {
+      expect(problemsOf({ TRUST_PROXY: bad })).toEqual([
+        expect.stringContaining('TRUST_PROXY must be comma-separated addresses, CIDR ranges'),
+      ]);
+    }
+  });
+
   it('starts with no authentication and no quotas by default', () => {
     const config = loadConfig({}, machine);
     expect(config.auth.mode).toBe('none');
