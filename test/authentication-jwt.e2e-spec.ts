@@ -136,20 +136,26 @@ describe('AUTH_MODE=jwt against a JWKS URL (real keys, real tokens, a local JWKS
   });
 });
 
+/** The app in `jwt` mode against `key`'s public key in a PEM file. */
+async function withPublicKey(key: SigningKey, env: Record<string, string>): Promise<RunningApp> {
+  const publicKeyFile = join(new KeyFile({}).dir, 'idp.pem');
+  writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
+  return startApp({
+    AUTH_MODE: 'jwt',
+    AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
+    AUTH_JWT_ISSUER: ISSUER,
+    AUTH_JWT_AUDIENCE: AUDIENCE,
+    ...env,
+  });
+}
+
 describe('AUTH_MODE=jwt against a local public key file, scopes as an array claim', () => {
   let key: SigningKey;
   let app: RunningApp;
 
   beforeAll(async () => {
     key = await signingKey('local');
-    const dir = new KeyFile({}).dir;
-    const publicKeyFile = join(dir, 'idp.pem');
-    writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
-    app = await startApp({
-      AUTH_MODE: 'jwt',
-      AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
-      AUTH_JWT_ISSUER: ISSUER,
-      AUTH_JWT_AUDIENCE: AUDIENCE,
+    app = await withPublicKey(key, {
       AUTH_JWT_SCOPES_CLAIM: 'scp',
       AUTH_JWT_CLIENT_CLAIM: 'client_id',
     });
@@ -181,13 +187,7 @@ describe('AUTH_MODE=jwt with a maximum token age, exp optional', () => {
 
   beforeAll(async () => {
     key = await signingKey('local');
-    const publicKeyFile = join(new KeyFile({}).dir, 'idp.pem');
-    writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
-    app = await startApp({
-      AUTH_MODE: 'jwt',
-      AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
-      AUTH_JWT_ISSUER: ISSUER,
-      AUTH_JWT_AUDIENCE: AUDIENCE,
+    app = await withPublicKey(key, {
       AUTH_JWT_REQUIRE_EXP: 'false',
       AUTH_JWT_MAX_TOKEN_AGE_S: '600',
     });

@@ -16,17 +16,21 @@ const nextReload = (service: ServiceProcess, before: number) =>
 const tasks = (service: ServiceProcess, key: string) =>
   fetch(`${service.url}/api/tasks`, { headers: { 'x-api-key': key } });
 
+/** One process, one thread, reading its API keys from `keys`. */
+const withKeys = (keys: KeyFile) =>
+  startService({
+    CLUSTER_WORKERS: '1',
+    POOL_THREADS: '1',
+    AUTH_MODE: 'api-key',
+    AUTH_API_KEYS_FILE: keys.path,
+  });
+
 describe('API keys in a real process: rotation without downtime, access log', () => {
   const keys = new KeyFile({ billing: { key: 'billing-old-2b1e' }, ops: { key: 'ops-9d1c' } });
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startService({
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: '1',
-      AUTH_MODE: 'api-key',
-      AUTH_API_KEYS_FILE: keys.path,
-    });
+    service = await withKeys(keys);
   });
   afterAll(() => service.stop());
 
@@ -93,12 +97,7 @@ describe('API key files cut short or saved half-way are refused on reload (real 
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startService({
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: '1',
-      AUTH_MODE: 'api-key',
-      AUTH_API_KEYS_FILE: keys.path,
-    });
+    service = await withKeys(keys);
   });
   afterAll(() => service.stop());
 

@@ -314,15 +314,15 @@ function anonymous(
 const burst = (count: number, send: (i: number) => Promise<number>) =>
   Promise.all(Array.from({ length: count }, (_, i) => send(i)));
 
+/** One process without authentication, 5 requests per second per client. */
+const anonymousService = (env: Record<string, string>) =>
+  startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', QUOTA_REQUESTS_PER_SECOND: '5', ...env });
+
 describe('requests per second without authentication: one quota per caller, not one for all', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startService({
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: '1',
-      QUOTA_REQUESTS_PER_SECOND: '5',
-    });
+    service = await anonymousService({});
   });
   afterAll(() => service.stop());
 
@@ -342,10 +342,7 @@ describe('requests per second without authentication, behind a trusted proxy and
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startService({
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: '1',
-      QUOTA_REQUESTS_PER_SECOND: '5',
+    service = await anonymousService({
       TRUST_PROXY: '127.0.0.1',
       CLIENT_KEY_HEADER_TRUSTED: 'true',
     });
