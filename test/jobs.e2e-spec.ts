@@ -354,6 +354,13 @@ describe('event streams: capped per client and in all', () => {
   });
   afterAll(() => service.close());
 
+  it('gives the place of a refused stream back: 404s never add up to a 429', async () => {
+    for (let i = 0; i < 4; i++) {
+      const missing = await openStream(service.url, 'no-such-job', '127.0.0.4');
+      expect(missing.status).toBe(404);
+    }
+  });
+
   it('refuses a client past its streams with 429, everyone past the total, and frees them on close', async () => {
     // A job that runs until it is cancelled keeps its streams open.
     const id = await submitOk(service.url, 'spin');
