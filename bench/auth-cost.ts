@@ -141,6 +141,8 @@ async function inProcess(all: Setup[]): Promise<void> {
       clientClaim: 'sub',
       scopesClaim: 'scope',
       jwksCooldownMs: 30_000,
+      requireExp: true,
+      maxTokenAgeSeconds: undefined,
     },
     ['tasks:run'],
     log,

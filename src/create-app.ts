@@ -4,6 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { accessGate } from './auth/access-gate';
 import { createAuthenticator } from './auth/create-authenticator';
+import { quotaKeyOptions } from './auth/client-key';
 import { registerQuotas } from './auth/quotas';
 import { directTaskRoutes } from './compute/direct-task-routes';
 import { TaskCatalogService } from './compute/task-catalog.service';
@@ -41,6 +42,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     bodyLimit: config.http.bodyLimitBytes,
     // No Nest middleware: without @fastify/middie, no request runs its hook.
     skipMiddie: true,
+    // `request.ip` is then the address the trusted proxy forwarded: the quota key without authentication.
+    trustProxy: config.http.trustProxy.length === 0 ? false : [...config.http.trustProxy],
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
@@ -91,6 +94,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     quotas: config.quotas,
     redisUrl: config.jobs.redisUrl,
     redisPrefix: config.jobs.queuePrefix,
+    clientKey: quotaKeyOptions(config),
     log: logger,
     isExempt: (request) => routeProfileOf(request).access === 'public',
   });

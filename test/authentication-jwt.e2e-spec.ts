@@ -90,6 +90,20 @@ describe('AUTH_MODE=jwt against a JWKS URL (real keys, real tokens, a local JWKS
     expect((await runTask(app, bearer(await token(first, { nbf: now() + 10 })))).status).toBe(200);
   });
 
+  it('refuses a token without exp, and one issued in the future beyond the clock skew', async () => {
+    expect(
+      await refusal(await runTask(app, bearer(await token(first, { exp: undefined })))),
+    ).toMatch(/lacks a required claim/);
+    const yearAhead = now() + 365 * 86_400;
+    expect(
+      await refusal(
+        await runTask(app, bearer(await token(first, { iat: yearAhead, exp: yearAhead + 300 }))),
+      ),
+    ).toMatch(/issued in the future/);
+    // 10 s ahead is within the 30 s skew.
+    expect((await runTask(app, bearer(await token(first, { iat: now() + 10 })))).status).toBe(200);
+  });
+
   it('refuses another audience, another issuer, and a token without its client claim', async () => {
     expect(
       await refusal(await runTask(app, bearer(await token(first, { aud: 'another-service' })))),
@@ -122,20 +136,26 @@ describe('AUTH_MODE=jwt against a JWKS URL (real keys, real tokens, a local JWKS
   });
 });
 
+/** The app in `jwt` mode against `key`'s public key in a PEM file. */
+async function withPublicKey(key: SigningKey, env: Record<string, string>): Promise<RunningApp> {
+  const publicKeyFile = join(new KeyFile({}).dir, 'idp.pem');
+  writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
+  return startApp({
+    AUTH_MODE: 'jwt',
+    AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
+    AUTH_JWT_ISSUER: ISSUER,
+    AUTH_JWT_AUDIENCE: AUDIENCE,
+    ...env,
+  });
+}
+
 describe('AUTH_MODE=jwt against a local public key file, scopes as an array claim', () => {
   let key: SigningKey;
   let app: RunningApp;
 
   beforeAll(async () => {
     key = await signingKey('local');
-    const dir = new KeyFile({}).dir;
-    const publicKeyFile = join(dir, 'idp.pem');
-    writeFileSync(publicKeyFile, await exportSPKI(key.publicKey));
-    app = await startApp({
-      AUTH_MODE: 'jwt',
-      AUTH_JWT_PUBLIC_KEY_FILE: publicKeyFile,
-      AUTH_JWT_ISSUER: ISSUER,
-      AUTH_JWT_AUDIENCE: AUDIENCE,
+    app = await withPublicKey(key, {
       AUTH_JWT_SCOPES_CLAIM: 'scp',
       AUTH_JWT_CLIENT_CLAIM: 'client_id',
     });
@@ -158,6 +178,31 @@ describe('AUTH_MODE=jwt against a local public key file, scopes as an array clai
     await refusal(
       await runTask(app, bearer(await token(other, { client_id: 'billing', scp: ['tasks:run'] }))),
     );
+  });
+});
+
+describe('AUTH_MODE=jwt with a maximum token age, exp optional', () => {
+  let key: SigningKey;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    key = await signingKey('local');
+    app = await withPublicKey(key, {
+      AUTH_JWT_REQUIRE_EXP: 'false',
+      AUTH_JWT_MAX_TOKEN_AGE_S: '600',
+    });
+  });
+  afterAll(() => app.close());
+
+  it('accepts a fresh token without exp; refuses one older than the maximum, or without iat', async () => {
+    expect((await runTask(app, bearer(await token(key, { exp: undefined })))).status).toBe(200);
+    // A long exp does not outlive the maximum age.
+    const old = { iat: now() - 700, exp: now() + 86_400 };
+    expect(await refusal(await runTask(app, bearer(await token(key, old))))).toMatch(/expired/);
+    expect(await refusal(await runTask(app, bearer(await token(key, { iat: undefined }))))).toMatch(
+      /lacks a required claim/,
+    );
+    await refusal(await runTask(app, bearer(await token(key, { iat: now() + 120 }))));
   });
 });
 

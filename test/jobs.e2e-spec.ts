@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { register } from 'prom-client';
 import { decryptResult, type EncryptedResult } from '../src/jobs/result-cipher';
 import { startApp, type RunningApp } from './support/http-app';
@@ -12,6 +13,7 @@ import {
   type Json,
 } from './support/jobs-client';
 import { invoicePdf, passwordProtectedPdf } from './support/pdf-fixtures';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(120_000);
 
@@ -277,5 +279,126 @@ describe('SQLite job store bounds', () => {
     });
     expect(response.status).toBe(413);
     expect(((await response.json()) as Json).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('BullMQ job store bounds: bytes counted as Redis stores them', () => {
+  let service: RunningApp;
+  beforeAll(async () => {
+    service = await startApp({
+      REDIS_URL,
+      JOBS_QUEUE_PREFIX: uniquePrefix(),
+      POOL_THREADS: '1',
+      JOBS_MAX_STORED_BYTES: '1048576',
+    });
+  });
+  afterAll(() => service.close());
+
+  const submitBytes = (size: number) =>
+    fetch(`${service.url}/api/jobs?task=byte-length`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.alloc(size, 1),
+    });
+
+  it('counts a binary body as its base64 (4/3 of its bytes), which is what Redis holds', async () => {
+    // 900,000 bytes fit in 1 MiB raw, but Redis would hold 1,200,000.
+    const refused = await submitBytes(900_000);
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as Json).code).toBe('PAYLOAD_TOO_LARGE');
+    // 700,000 bytes are 933,336 in base64: within the bound.
+    const accepted = await submitBytes(700_000);
+    expect(accepted.status).toBe(202);
+    const job = await waitForJob(service.url, ((await accepted.json()) as Json).id as string);
+    expect(job).toMatchObject({ status: 'succeeded', result: { value: { byteLength: 700_000 } } });
+  });
+});
+
+/** Opens `GET /api/jobs/:id/events` from `localAddress`; resolves once its head arrives. */
+function openStream(
+  url: string,
+  id: string,
+  localAddress: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Promise<string>; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      `${url}/api/jobs/${id}/events`,
+      { agent: false, localAddress },
+      (response) => {
+        let text = '';
+        const body = new Promise<string>((done) => {
+          response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => done(text)).on('close', () => done(text));
+        });
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          body,
+          close: () => outgoing.destroy(),
+        });
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+describe('event streams: capped per client and in all', () => {
+  let service: RunningApp;
+  beforeAll(async () => {
+    service = await startApp({
+      POOL_THREADS: '1',
+      JOBS_EVENTS_MAX_STREAMS_PER_CLIENT: '2',
+      JOBS_EVENTS_MAX_STREAMS: '3',
+    });
+  });
+  afterAll(() => service.close());
+
+  it('gives the place of a refused stream back: 404s never add up to a 429', async () => {
+    for (let i = 0; i < 4; i++) {
+      const missing = await openStream(service.url, 'no-such-job', '127.0.0.4');
+      expect(missing.status).toBe(404);
+    }
+  });
+
+  it('refuses a client past its streams with 429, everyone past the total, and frees them on close', async () => {
+    // A job that runs until it is cancelled keeps its streams open.
+    const id = await submitOk(service.url, 'spin');
+    const held = [
+      await openStream(service.url, id, '127.0.0.1'),
+      await openStream(service.url, id, '127.0.0.1'),
+    ];
+    expect(held.map((stream) => stream.status)).toEqual([200, 200]);
+
+    const third = await openStream(service.url, id, '127.0.0.1');
+    expect(third.status).toBe(429);
+    expect(third.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(third.headers['retry-after']).toBe('5');
+    expect(JSON.parse(await third.body)).toMatchObject({
+      code: 'RATE_LIMITED',
+      detail: expect.stringContaining('2 event streams open per client') as unknown,
+    });
+
+    const other = await openStream(service.url, id, '127.0.0.2');
+    expect(other.status).toBe(200);
+    const overTotal = await openStream(service.url, id, '127.0.0.3');
+    expect(overTotal.status).toBe(429);
+    expect(JSON.parse(await overTotal.body)).toMatchObject({
+      code: 'RATE_LIMITED',
+      detail: expect.stringContaining('holds 3 event streams at most') as unknown,
+    });
+
+    held[0]!.close();
+    await waitUntil(
+      'a closed stream to give its place back',
+      async () => {
+        const next = await openStream(service.url, id, '127.0.0.1');
+        if (next.status === 200) held.push(next);
+        return next.status === 200;
+      },
+      { timeoutMs: 10_000 },
+    );
+    await fetch(`${service.url}/api/jobs/${id}`, { method: 'DELETE' });
+    for (const stream of [...held, other]) stream.close();
   });
 });

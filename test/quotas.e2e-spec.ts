@@ -290,3 +290,84 @@ describe('tasks in flight per client, across replicas sharing a Redis (leases pe
     );
   });
 });
+
+/** GET /api/tasks without credentials, from `localAddress` (any 127.x address reaches loopback). */
+function anonymous(
+  service: ServiceProcess,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(
+      `${service.url}/api/tasks`,
+      { agent: false, localAddress, headers },
+      (response) => {
+        response.resume().on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end();
+  });
+}
+
+/** `count` requests at once; the statuses. */
+const burst = (count: number, send: (i: number) => Promise<number>) =>
+  Promise.all(Array.from({ length: count }, (_, i) => send(i)));
+
+/** One process without authentication, 5 requests per second per client. */
+const anonymousService = (env: Record<string, string>) =>
+  startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', QUOTA_REQUESTS_PER_SECOND: '5', ...env });
+
+describe('requests per second without authentication: one quota per caller, not one for all', () => {
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    service = await anonymousService({});
+  });
+  afterAll(() => service.stop());
+
+  it('refuses a flooding address with 429 while other addresses are served', async () => {
+    // The flooder sends a new x-client-id with every request: an untrusted header is no key.
+    const [flood, others] = await Promise.all([
+      burst(30, (i) => anonymous(service, '127.0.0.1', { 'x-client-id': `me-${i}` })),
+      burst(3, (i) => anonymous(service, i % 2 === 0 ? '127.0.0.2' : '127.0.0.3')),
+    ]);
+    expect(flood.filter((status) => status === 429).length).toBeGreaterThan(0);
+    expect(flood.filter((status) => status === 200).length).toBeLessThanOrEqual(15);
+    expect(others).toEqual([200, 200, 200]);
+  });
+});
+
+describe('requests per second without authentication, behind a trusted proxy and gateway', () => {
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    service = await anonymousService({
+      TRUST_PROXY: '127.0.0.1',
+      CLIENT_KEY_HEADER_TRUSTED: 'true',
+    });
+  });
+  afterAll(() => service.stop());
+
+  it('keys by the trusted x-client-id, else by the forwarded address', async () => {
+    const viaProxy = (headers: Record<string, string>) => anonymous(service, '127.0.0.1', headers);
+    const [byHeader, otherHeader, byAddress, otherAddress] = await Promise.all([
+      burst(30, (i) => viaProxy({ 'x-client-id': 'flooder', 'x-forwarded-for': `203.0.113.${i}` })),
+      burst(3, () => viaProxy({ 'x-client-id': 'polite', 'x-forwarded-for': '203.0.113.1' })),
+      burst(30, () => viaProxy({ 'x-forwarded-for': '198.51.100.7' })),
+      burst(3, () => viaProxy({ 'x-forwarded-for': '198.51.100.8' })),
+    ]);
+    for (const flood of [byHeader, byAddress]) {
+      expect(flood.filter((status) => status === 429).length).toBeGreaterThan(0);
+    }
+    expect(otherHeader).toEqual([200, 200, 200]);
+    expect(otherAddress).toEqual([200, 200, 200]);
+  });
+
+  it('ignores X-Forwarded-For from an address that is not the proxy', async () => {
+    const spoofed = await burst(30, (i) =>
+      anonymous(service, '127.0.0.2', { 'x-forwarded-for': `192.0.2.${i}` }),
+    );
+    expect(spoofed.filter((status) => status === 429).length).toBeGreaterThan(0);
+  });
+});

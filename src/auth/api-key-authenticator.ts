@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import type { Logger } from 'pino';
-import { parseApiKeyFile, type ApiKeyEntry } from './api-key-file';
+import { checkReload, parseApiKeyFile, type ApiKeyEntry } from './api-key-file';
 import {
   credentialOf,
   type AuthenticationResult,
@@ -27,7 +27,9 @@ const INVALID: Rejection = Object.freeze({ rejected: 'invalid' });
  * work per request does not grow with the number of keys, and its timing
  * tells nothing a caller could use (it would have to choose digests, i.e.
  * know keys). The file is read again on SIGHUP and when it changes; a file
- * that no longer parses keeps the previous keys (and logs why).
+ * that no longer parses, or that drops a key in use without revoking it
+ * (`checkReload`: a half-written save, a copy cut short), keeps the previous
+ * keys (and logs why, at `error`).
  */
 export class ApiKeyAuthenticator implements Authenticator {
   /** By the hex SHA-256 of the key. */
@@ -64,9 +66,13 @@ export class ApiKeyAuthenticator implements Authenticator {
   }
 
   private load(): void {
-    const entries = parseApiKeyFile(readFileSync(this.file, 'utf8'));
+    const file = parseApiKeyFile(readFileSync(this.file, 'utf8'));
+    checkReload(
+      [...this.byDigest.values()].map(({ entry }) => entry.name),
+      file,
+    );
     this.byDigest = new Map(
-      entries.map((entry) => [
+      file.entries.map((entry) => [
         entry.digest.toString('hex'),
         {
           entry,
@@ -85,7 +91,7 @@ export class ApiKeyAuthenticator implements Authenticator {
       this.load();
       this.log.info({ keys: this.byDigest.size }, `API keys reloaded (${why})`);
     } catch (error) {
-      // Keys are never in the message: parse errors name a line number only.
+      // Keys are never in the message: parse errors name a line number only, reload checks a name.
       this.log.error(
         { err: error },
         `API keys not reloaded (${why}); the previous keys stay in use`,

@@ -1,3 +1,4 @@
+import type { AppConfig } from '../config/app-config';
 import { identityOf, type ClientIdentity } from './client-identity';
 
 /**
@@ -33,4 +34,37 @@ export function clientKeyOf(
   if (identity.authenticated) return identity.id;
   const value = request.headers[headerName];
   return typeof value === 'string' && PLAIN_KEY.test(value) ? value : SHARED_CLIENT_KEY;
+}
+
+/** How an unauthenticated caller is told apart for its quotas (`CLIENT_KEY_HEADER[_TRUSTED]`). */
+export interface QuotaKeyOptions {
+  readonly header: string;
+  /** A gateway in front sets the header: it names the caller. Otherwise any caller could pick it. */
+  readonly trustHeader: boolean;
+}
+
+/**
+ * Whose quota a request is counted in (requests per second, tasks in flight,
+ * event streams): the authenticated client's id; without authentication the
+ * header's value when it is trusted and plain, else the caller's address
+ * (`request.ip`: the connection's, or the one a trusted proxy forwarded,
+ * `TRUST_PROXY`). An untrusted header is never the key: a flooder would
+ * send a new value with each request and never be counted.
+ */
+export function quotaKeyOf(
+  request: {
+    identity?: ClientIdentity | null;
+    headers: Record<string, string | string[] | undefined>;
+    ip: string;
+  },
+  { header, trustHeader }: QuotaKeyOptions,
+): string {
+  const identity = identityOf(request);
+  if (identity.authenticated) return identity.id;
+  const value = trustHeader ? request.headers[header] : undefined;
+  return typeof value === 'string' && PLAIN_KEY.test(value) ? value : `address:${request.ip}`;
+}
+
+export function quotaKeyOptions({ scheduler }: Pick<AppConfig, 'scheduler'>): QuotaKeyOptions {
+  return { header: scheduler.clientKeyHeader, trustHeader: scheduler.clientKeyHeaderTrusted };
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { Errors, type AppError } from '../common/app-error';
 import { ThrottledWarning } from '../common/throttled-warning';
 import type { AppConfig } from '../config/app-config';
-import { identityOf } from './client-identity';
+import { quotaKeyOf, type QuotaKeyOptions } from './client-key';
 import { clusterRateStore } from './cluster-rate-store';
 import { QuotaChannel } from './quota-channel';
 import { RedisTaskSlots } from './redis-task-slots';
@@ -22,6 +22,8 @@ export interface QuotaOptions {
   /** Set: request counts live in this Redis, shared by every replica. */
   readonly redisUrl: string | undefined;
   readonly redisPrefix: string;
+  /** Who an unauthenticated caller is. */
+  readonly clientKey: QuotaKeyOptions;
   readonly log: Logger;
   /** Routes never counted (probes): they must answer whatever a client does. */
   readonly isExempt: (request: FastifyRequest) => boolean;
@@ -34,7 +36,8 @@ export type TaskQuotaGate = (
 ) => AppError | undefined | Promise<AppError | undefined>;
 
 /**
- * Per-client quotas, keyed by the authenticated client (`identityOf`):
+ * Per-client quotas, keyed by the authenticated client, or without
+ * authentication by a trusted header or the caller's address (`quotaKeyOf`):
  *
  * - requests per second with `@fastify/rate-limit` (its `RateLimit-*` and
  *   `Retry-After` headers), counted in Redis when `REDIS_URL` is set (every
@@ -85,7 +88,7 @@ export async function registerQuotas(
       global: true,
       max: quotas.requestsPerSecond,
       timeWindow: RATE_WINDOW_MS,
-      keyGenerator: (request) => identityOf(request).id,
+      keyGenerator: (request) => quotaKeyOf(request, options.clientKey),
       allowList: (request) => options.isExempt(request),
       // `RateLimit-Limit`, `-Remaining`, `-Reset` (the IETF draft) rather than `X-RateLimit-*`.
       enableDraftSpec: true,
@@ -108,7 +111,7 @@ export async function registerQuotas(
   const max = quotas.tasksInFlight;
   if (slots === undefined) return () => undefined;
   return (request, reply) => {
-    const key = identityOf(request).id;
+    const key = quotaKeyOf(request, options.clientKey);
     const admit = (granted: boolean) => {
       if (!granted)
         return Errors.rateLimited('tasks in flight', max, TASK_SLOT_RETRY_AFTER_SECONDS);

@@ -12,6 +12,12 @@ export const Scope = {
 
 export type Scope = (typeof Scope)[keyof typeof Scope];
 
+/** Every scope there is: a name outside this list is a typo or a cut line, never a grant. */
+export const SCOPES: readonly Scope[] = Object.values(Scope);
+
+export const isScope = (name: string): name is Scope =>
+  (SCOPES as readonly string[]).includes(name);
+
 /**
  * Who may call a route: `public` (probes: anyone, unauthenticated),
  * `authenticated` (any known client), or a scope the client must hold.

@@ -197,6 +197,13 @@ export const Errors = {
       `Quota of ${limit} ${what} per client spent; retry in about ${retryAfterSeconds} s`,
       { limit, retryAfterSeconds },
     ),
+  /** Every event stream this process may hold is open (`JOBS_EVENTS_MAX_STREAMS`). */
+  streamsExhausted: (limit: number, retryAfterSeconds: number) =>
+    new AppError(
+      ErrorCode.RATE_LIMITED,
+      `This process holds ${limit} event streams at most, all open; retry in about ${retryAfterSeconds} s, or poll GET /api/jobs/:id`,
+      { limit, retryAfterSeconds },
+    ),
   internal: () =>
     new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),
 } as const;

@@ -12,6 +12,8 @@ export abstract class AppConfig {
     readonly adminPort: number | undefined;
     /** Swagger UI at `/docs` and the OpenAPI document at `/docs-json`. */
     readonly docsEnabled: boolean;
+    /** Proxies (addresses, CIDR ranges) whose `X-Forwarded-For` is believed; empty: none. */
+    readonly trustProxy: readonly string[];
     /** Bytes of request bodies this process holds at once; past it: 503 (reason `memory`). */
     readonly bodyMemoryBudgetBytes: number;
     readonly bodyLimitBytes: number;
@@ -67,6 +69,8 @@ export abstract class AppConfig {
     readonly costPriorMs: number;
     /** Request header that carries the fair-share key (lower case). */
     readonly clientKeyHeader: string;
+    /** The header is the quota key of unauthenticated callers; false: their address is. */
+    readonly clientKeyHeaderTrusted: boolean;
     /** Threads asynchronous jobs may hold at once. */
     readonly jobsMaxThreads: number;
     /** Most small tasks one thread takes in one message; 1: no batches. */
@@ -90,6 +94,10 @@ export abstract class AppConfig {
       readonly clientClaim: string;
       readonly scopesClaim: string;
       readonly jwksCooldownMs: number;
+      /** A token without `exp` is refused. */
+      readonly requireExp: boolean;
+      /** A token older than this (from its `iat`) is refused; undefined: no maximum. */
+      readonly maxTokenAgeSeconds: number | undefined;
     };
   };
   /** Per-client limits; 0 is no limit. */
@@ -141,6 +149,10 @@ export abstract class AppConfig {
     readonly purgeIntervalMs: number;
     /** Server-Sent Events: heartbeat period of a quiet stream. */
     readonly eventsHeartbeatMs: number;
+    /** Server-Sent Events: streams this process holds open at most. */
+    readonly eventsMaxStreams: number;
+    /** Server-Sent Events: streams one client may hold open on this process. */
+    readonly eventsMaxStreamsPerClient: number;
     /** Raw body limit of a binary job (it is kept until the job runs). */
     readonly maxBodyBytes: number;
     /** AES-256-GCM key for results of jobs submitted with `encrypt`, base64 of 32 bytes. */

@@ -23,6 +23,11 @@ export const CLUSTER_SCHEDULING_POLICIES = ['kernel', 'round-robin'] as const;
 export type ClusterSchedulingPolicy = (typeof CLUSTER_SCHEDULING_POLICIES)[number];
 
 /** Who may call; see docs/security.md. */
+/** One entry of `TRUST_PROXY`: proxy-addr's preset names, or an address with an optional prefix length. */
+const PROXY = String.raw`(?:loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(?:/\d{1,3})?)`;
+/** Empty, or entries separated by commas. */
+const TRUSTED_PROXIES = new RegExp(String.raw`^(?:\s*${PROXY}\s*(?:,\s*${PROXY}\s*)*)?$`);
+
 export const AUTH_MODES = ['none', 'api-key', 'jwt'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
 
@@ -153,11 +158,22 @@ export class EnvironmentVariables {
   })
   CLIENT_KEY_HEADER = 'x-client-id';
 
+  /** `true`: the value of `CLIENT_KEY_HEADER` is trusted as the caller's quota key when authentication is off (set it only when a gateway in front sets or overwrites the header). `false`: the quota key of an unauthenticated caller is its address (see `TRUST_PROXY`), so a client cannot escape its quota by changing the header. */
+  @IsIn(['true', 'false'])
+  CLIENT_KEY_HEADER_TRUSTED: 'true' | 'false' = 'false';
+
+  /** Proxies whose `X-Forwarded-For` gives the caller's address (for its quota and the access log): comma-separated addresses or CIDR ranges (`10.0.0.0/8`), or `loopback`, `linklocal`, `uniquelocal`. Empty: the connection's own address. Never name addresses clients can reach directly: they could then choose their address. */
+  @Matches(TRUSTED_PROXIES, {
+    message:
+      'TRUST_PROXY must be comma-separated addresses, CIDR ranges, loopback, linklocal or uniquelocal',
+  })
+  TRUST_PROXY = '';
+
   /** Who may call. `none`: every caller is one anonymous client (a warning is logged when `HOST` is not loopback). `api-key`: keys listed in `AUTH_API_KEYS_FILE`, sent as `x-api-key` or `Authorization: Bearer`. `jwt`: tokens of an identity provider, `Authorization: Bearer`, checked against `AUTH_JWT_JWKS_URL` or `AUTH_JWT_PUBLIC_KEY_FILE` (docs/security.md). */
   @IsIn(AUTH_MODES)
   AUTH_MODE: AuthMode = 'none';
 
-  /** `api-key`: a file of `name:sha256hex(key)[:scope,scope]` lines (`#` comments), re-read on SIGHUP and when it changes, so keys rotate without a restart. A line without scopes gets `AUTH_DEFAULT_SCOPES`. */
+  /** `api-key`: a file of `name:sha256hex(key)[:scope,scope]` lines (`#` comments), re-read on SIGHUP and when it changes, so keys rotate without a restart. A line without scopes gets `AUTH_DEFAULT_SCOPES`. `name:revoked` revokes a key, `!no-keys` says the file holds none on purpose; a file without keys and without it, one that ends mid-line, names an unknown scope, or (on reload) drops a key in use without `name:revoked` is refused, and the previous keys stay in use (docs/security.md). */
   @IsOptional()
   @IsString()
   AUTH_API_KEYS_FILE?: string;
@@ -194,6 +210,17 @@ export class EnvironmentVariables {
   @Max(600)
   @IsInt()
   AUTH_JWT_CLOCK_SKEW_S = 30;
+
+  /** `jwt`: `true` refuses a token without `exp`: a token that never expires stays valid for as long as its signing key is published. */
+  @IsIn(['true', 'false'])
+  AUTH_JWT_REQUIRE_EXP: 'true' | 'false' = 'true';
+
+  /** `jwt`: a token is refused once this many seconds have passed since its `iat`, which it must then carry, whatever its `exp` says. `0`: no maximum (an `iat` in the future beyond the clock skew is refused either way). */
+  @Type(() => Number)
+  @Min(0)
+  @Max(31_536_000)
+  @IsInt()
+  AUTH_JWT_MAX_TOKEN_AGE_S = 0;
 
   /** `jwt`: the claim that names the client (its jobs' owner, its fair share, its quota). Not 1-64 letters, digits, `. : _ -`: the client id is a hash of it. */
   @Matches(/^[\w.:-]{1,64}$/, { message: 'AUTH_JWT_CLIENT_CLAIM must be a claim name' })
@@ -447,6 +474,20 @@ export class EnvironmentVariables {
   @IsInt()
   JOBS_EVENTS_HEARTBEAT_MS = 15_000;
 
+  /** `GET /api/jobs/:id/events`: streams one client may hold open on one process; past it: 429 `RATE_LIMITED`. The client is its key, token or quota key (its address without authentication). */
+  @Type(() => Number)
+  @Min(1)
+  @Max(100_000)
+  @IsInt()
+  JOBS_EVENTS_MAX_STREAMS_PER_CLIENT = 16;
+
+  /** `GET /api/jobs/:id/events`: streams one process holds open at most, all clients together; past it: 429 `RATE_LIMITED`. */
+  @Type(() => Number)
+  @Min(1)
+  @Max(1_000_000)
+  @IsInt()
+  JOBS_EVENTS_MAX_STREAMS = 1_000;
+
   /** Jobs kept at most, on either backend. Finished ones make room; when this many are queued or running, a new job gets 503 `JOB_QUEUE_FULL`. */
   @Type(() => Number)
   @Min(1)
@@ -454,7 +495,7 @@ export class EnvironmentVariables {
   @IsInt()
   JOBS_MAX_STORED = 10_000;
 
-  /** Bytes of stored jobs at most (inputs, bodies and results), on either backend; past it a new job gets 503 `JOB_QUEUE_FULL`. */
+  /** Bytes of stored jobs at most (inputs, bodies and results), on either backend, counted as the store holds them: a binary body on Redis as base64 (4/3 of its bytes); past it a new job gets 503 `JOB_QUEUE_FULL`. Redis needs room for this plus BullMQ's own records of each job and of finished ones. */
   @Type(() => Number)
   @Min(1_048_576)
   @Max(1_099_511_627_776)

@@ -47,6 +47,7 @@ describe(loadConfig.name, () => {
       host: '127.0.0.1',
       adminPort: undefined,
       docsEnabled: true,
+      trustProxy: [],
       // A quarter of 8 GiB over 4 processes.
       bodyMemoryBudgetBytes: 512 * 1024 ** 2,
       bodyLimitBytes: 1_048_576,
@@ -73,6 +74,7 @@ describe(loadConfig.name, () => {
       intervalMs: 500,
       costPriorMs: 50,
       clientKeyHeader: 'x-client-id',
+      clientKeyHeaderTrusted: false,
       jobsMaxThreads: 1,
       batchMaxTasks: 8,
       batchMaxMs: 2,
@@ -95,6 +97,8 @@ describe(loadConfig.name, () => {
       pollIntervalMs: 200,
       purgeIntervalMs: 60_000,
       eventsHeartbeatMs: 15_000,
+      eventsMaxStreams: 1_000,
+      eventsMaxStreamsPerClient: 16,
       maxBodyBytes: 16_777_216,
       resultEncryptionKey: undefined,
     });
@@ -221,11 +225,26 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  it('reads TRUST_PROXY as a list of addresses and ranges, and refuses anything else', () => {
+    const config = loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,fd00::1' }, machine);
+    expect(config.http.trustProxy).toEqual(['10.0.0.0/8', 'loopback', 'fd00::1']);
+    for (const bad of ['true', '10.0.0.1;rm', '10.0.0.0/8,,']) {
+      expect(problemsOf({ TRUST_PROXY: bad })).toEqual([
+        expect.stringContaining('TRUST_PROXY must be comma-separated addresses, CIDR ranges'),
+      ]);
+    }
+  });
+
   it('starts with no authentication and no quotas by default', () => {
     const config = loadConfig({}, machine);
     expect(config.auth.mode).toBe('none');
     expect(config.auth.defaultScopes).toEqual(['tasks:run', 'jobs:read', 'jobs:write']);
-    expect(config.auth.jwt).toMatchObject({ clockSkewSeconds: 30, clientClaim: 'sub' });
+    expect(config.auth.jwt).toMatchObject({
+      clockSkewSeconds: 30,
+      clientClaim: 'sub',
+      requireExp: true,
+      maxTokenAgeSeconds: undefined,
+    });
     expect(config.quotas).toEqual({ requestsPerSecond: 0, tasksInFlight: 0 });
   });
 

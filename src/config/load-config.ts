@@ -196,6 +196,9 @@ function resolveConfig(
       host: vars.HOST,
       adminPort: vars.ADMIN_PORT,
       docsEnabled: vars.DOCS_ENABLED === 'true',
+      trustProxy: vars.TRUST_PROXY.split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== ''),
       bodyMemoryBudgetBytes:
         vars.BODY_MEMORY_BUDGET_BYTES === 'auto'
           ? Math.max(vars.BINARY_BODY_LIMIT_BYTES, Math.floor(memoryPerProcess * BODY_BUDGET_SHARE))
@@ -240,6 +243,7 @@ function resolveConfig(
       intervalMs: vars.SCHEDULER_INTERVAL_MS,
       costPriorMs: vars.SCHEDULER_COST_PRIOR_MS,
       clientKeyHeader: vars.CLIENT_KEY_HEADER,
+      clientKeyHeaderTrusted: vars.CLIENT_KEY_HEADER_TRUSTED === 'true',
       jobsMaxThreads:
         vars.JOBS_MAX_THREADS === 'auto' ? Math.max(1, threads - 1) : vars.JOBS_MAX_THREADS,
       batchMaxTasks: vars.SCHEDULER_BATCH_MAX_TASKS,
@@ -264,6 +268,9 @@ function resolveConfig(
         clientClaim: vars.AUTH_JWT_CLIENT_CLAIM,
         scopesClaim: vars.AUTH_JWT_SCOPES_CLAIM,
         jwksCooldownMs: vars.AUTH_JWT_JWKS_COOLDOWN_MS,
+        requireExp: vars.AUTH_JWT_REQUIRE_EXP === 'true',
+        maxTokenAgeSeconds:
+          vars.AUTH_JWT_MAX_TOKEN_AGE_S === 0 ? undefined : vars.AUTH_JWT_MAX_TOKEN_AGE_S,
       },
     },
     quotas: {
@@ -294,6 +301,8 @@ function resolveConfig(
       pollIntervalMs: vars.JOBS_POLL_INTERVAL_MS,
       purgeIntervalMs: vars.JOBS_PURGE_INTERVAL_MS,
       eventsHeartbeatMs: vars.JOBS_EVENTS_HEARTBEAT_MS,
+      eventsMaxStreams: vars.JOBS_EVENTS_MAX_STREAMS,
+      eventsMaxStreamsPerClient: vars.JOBS_EVENTS_MAX_STREAMS_PER_CLIENT,
       maxBodyBytes: vars.JOBS_MAX_BODY_BYTES,
       // Kept as text: a frozen config cannot hold a Buffer (typed arrays refuse to freeze).
       resultEncryptionKey:

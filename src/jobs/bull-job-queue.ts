@@ -96,7 +96,11 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
       const existing = await this.read(id);
       if (existing !== undefined) return this.replay(existing.job, existing.state, idempotency);
     }
-    const bytes = JSON.stringify(payload.input).length + (payload.body?.byteLength ?? 0);
+    // Counted as Redis holds them: BullMQ stores a job's data as JSON, so a binary body is
+    // base64 there, 4/3 of its bytes, and text is UTF-8.
+    const body =
+      payload.body === undefined ? undefined : Buffer.from(payload.body).toString('base64');
+    const bytes = Buffer.byteLength(JSON.stringify(payload.input)) + (body?.length ?? 0);
     await this.checkBounds(bytes);
     const nonce = randomUUID();
     const data: BullJobData = {
@@ -105,7 +109,7 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
       encrypt: payload.encrypt,
       owner,
       bytes,
-      ...(payload.body === undefined ? {} : { body: Buffer.from(payload.body).toString('base64') }),
+      ...(body === undefined ? {} : { body }),
       ...(idempotency === undefined ? {} : { fingerprint: idempotency.fingerprint, nonce }),
     };
     const createdAt = Date.now();

@@ -1,7 +1,8 @@
 import { Controller, Delete, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors } from '../common/app-error';
+import { AppError, Errors } from '../common/app-error';
+import { quotaKeyOf, quotaKeyOptions } from '../auth/client-key';
 import { validateInput } from '../common/validation';
 import { Scope } from '../auth/scopes';
 import { AppConfig } from '../config/app-config';
@@ -13,6 +14,7 @@ import { TaskRegistry } from '../tasks/task-registry';
 import { listJobsQuery } from './dto/list-jobs-query.dto';
 import { submitJobInput } from './dto/submit-job.dto';
 import { fingerprintOf, idempotencyKeyOf } from './idempotency';
+import { EventStreamLimits } from './event-stream-limits';
 import { callerOf } from './job-caller';
 import { jobEventStream, lastEventIdOf } from './job-event-stream';
 import { JobQueue } from './job-queue';
@@ -25,12 +27,19 @@ const JOB_PARAMS = new Set(['task', 'encrypt']);
 @ApiTags('jobs')
 @Controller('api/jobs')
 export class JobsController {
+  private readonly streams: EventStreamLimits;
+
   constructor(
     private readonly queue: JobQueue,
     private readonly registry: TaskRegistry,
     private readonly config: AppConfig,
     private readonly lifecycle: ShutdownService,
-  ) {}
+  ) {
+    this.streams = new EventStreamLimits(
+      config.jobs.eventsMaxStreams,
+      config.jobs.eventsMaxStreamsPerClient,
+    );
+  }
 
   @Post()
   // Binary tasks: the raw body is the input of the task named by `?task=`.
@@ -110,6 +119,11 @@ export class JobsController {
   ): Promise<void> {
     const caller = callerOf(request);
     const lastEventId = lastEventIdOf(request.headers['last-event-id']);
+    // Before the store is read: a refused stream costs nothing.
+    const release = this.streams.acquire(quotaKeyOf(request, quotaKeyOptions(this.config)));
+    if (release instanceof AppError) throw release;
+    // The answer closes however it ends: refused below, ended, or left by its client.
+    reply.raw.once('close', release);
     const first = await this.queue.events(id, caller, lastEventId);
     if (first === undefined) throw Errors.jobNotFound(id);
     const { pollIntervalMs, eventsHeartbeatMs } = this.config.jobs;

@@ -17,15 +17,28 @@ export class KeyFile {
     this.write(keys);
   }
 
-  /** Replaced in one rename, as a Kubernetes Secret update does: a reader never sees half a file. */
-  write(keys: Record<string, { key: string; scopes?: string[] }>): void {
+  /**
+   * Replaced in one rename, as a Kubernetes Secret update does: a reader never sees half a file.
+   * `revoked` names keys taken out on purpose (`name:revoked`); no keys at all writes `!no-keys`.
+   */
+  write(keys: Record<string, { key: string; scopes?: string[] }>, revoked: string[] = []): void {
+    this.writeText(`# test keys\n${KeyFile.lines(keys, revoked).join('\n')}\n`);
+  }
+
+  /** Any text, as an editor or a broken copy might leave it (still in one rename). */
+  writeText(text: string): void {
+    const next = `${this.path}.next`;
+    writeFileSync(next, text);
+    renameSync(next, this.path);
+  }
+
+  static lines(keys: Record<string, { key: string; scopes?: string[] }>, revoked: string[] = []) {
     const lines = Object.entries(keys).map(
       ([name, { key, scopes }]) =>
         `${name}:${sha256Hex(key)}${scopes === undefined ? '' : `:${scopes.join(',')}`}`,
     );
-    const next = `${this.path}.next`;
-    writeFileSync(next, `# test keys\n${lines.join('\n')}\n`);
-    renameSync(next, this.path);
+    if (lines.length === 0) lines.push('!no-keys');
+    return [...lines, ...revoked.map((name) => `${name}:revoked`)];
   }
 }
 
