@@ -61,29 +61,39 @@ describe('overload control (real server, real threads)', () => {
 
     beforeAll(async () => {
       service = await startApp(ONE_THREAD);
-      // Teach the cost model what `sleep` of 300 ms costs.
-      expect((await sleepTask(service, 'warm', 300)).status).toBe(200);
+      // Teach the cost model what `sleep` of 300 ms costs: three runs make it sure.
+      for (let run = 0; run < 3; run++) {
+        expect((await sleepTask(service, `warm-${run}`, 300)).status).toBe(200);
+      }
     });
     afterAll(() => service.close());
 
-    it('refuses at once, with 503 and Retry-After, a task that cannot finish before the client deadline', async () => {
+    it('refuses at once, with 503 and Retry-After, a task that the work ahead leaves no time', async () => {
       const answered: string[] = [];
       const busy = sleepTask(service, 'busy', 300, {}, answered);
       await untilRunning(service);
+      // 300 ms of its own fit its 500 ms, but not after what is left of the busy one.
       const hopeless = sleepTask(
         service,
         'hopeless',
         300,
-        { 'x-request-timeout-ms': '200' },
+        { 'x-request-timeout-ms': '500' },
         answered,
       );
       const refused = await hopeless;
       expect(refused.status).toBe(503);
       expect(refused.body).toMatchObject({ code: 'POOL_SATURATED', reason: 'deadline' });
+      expect(refused.body.detail).toMatch(/of work ahead of it and \d+ ms of its own; \d+ ms left/);
       expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
       // Answered while the thread is still busy with the task ahead of it: not after waiting.
       expect(answered).toEqual(['hopeless']);
       expect((await busy).status).toBe(200);
+    });
+
+    it('refuses at once, as too long, a task whose own measured run time exceeds its deadline', async () => {
+      const refused = await sleepTask(service, 'too-long', 300, { 'x-request-timeout-ms': '200' });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'POOL_SATURATED', reason: 'too-long' });
     });
 
     it("stops a task at the client's own deadline, not at TASK_TIMEOUT_MS", async () => {

@@ -603,7 +603,9 @@ export class TaskScheduler {
     if (dueAt >= this.recheckDueAt) return;
     clearTimeout(this.recheckTimer);
     this.recheckDueAt = dueAt;
+    // Unref'd: a look at the queue is no reason to keep a process alive.
     this.recheckTimer = setTimeout(() => this.recheck(), Math.max(0, Math.ceil(dueAt - now)));
+    this.recheckTimer.unref();
   }
 
   /**
