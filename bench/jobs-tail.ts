@@ -9,8 +9,7 @@
  * A variant is `label;key=value;…`: `gen=fetch` submits with `fetch` from this
  * process (as `bench/jobs.ts` did), `gen=raw` from a light generator in a
  * process of its own (`bench/lib/open-loop-client.ts`); `main=` and `argv=`
- * name the script and node's arguments (e.g. the least a durable submission
- * costs: `main=bench/baselines/sqlite-submit.ts;argv=--require tsx/cjs;SUBMIT_MODE=loop`);
+ * name the script and node's arguments (e.g. `main=bench/baselines/lean-server.ts;argv=--require tsx/cjs`);
  * `beside=R` measures it while the default service, in processes of its own,
  * is submitted to and runs R jobs a second, and `backlog=N` while it runs N jobs
  * submitted just before (no submissions of its own meanwhile; `--beside-body` and

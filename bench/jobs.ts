@@ -37,7 +37,7 @@ const { values: args } = parseArgs({
   options: {
     jobs: { type: 'string', default: '3000' },
     seconds: { type: 'string', default: '10' },
-    /** Default: a note dated like the main bench's, `bench/results/2026-12-02-0921-jobs.md`. */
+    /** Default: a note dated like the main bench's, `bench/results/2026-12-02-1339-jobs.md`. */
     out: { type: 'string' },
   },
 });

@@ -207,7 +207,7 @@ async function measure(server: Server): Promise<Result> {
     Math.max(IMPATIENT_MIN_TIMEOUT_MS, IMPATIENT_TASK_LENGTHS * median(shortRuns)),
   );
   // Only answered runs count: one failed request (a reset socket) once sized
-  // the burst from a 70 ms "long task" (bench/results/2026-12-01-0032-overload.md).
+  // the burst from a 70 ms "long task" (the overload note of 2026-12-01 00:32, in git history).
   const longRuns: number[] = [];
   for (let i = 0; i < 4 * THREADS && longRuns.length < THREADS; i++) {
     const answer = await post(server, LONG);

@@ -99,6 +99,9 @@ async function send(
   }
 }
 
+/** One request of the soak's mix: the `index`-th, round robin. */
+export { send as sendMixedRequest };
+
 /** Resident memory of a process and all its descendants, in MB, to one decimal. */
 const treeRssMb = (pid: number) => Math.round((sumRssKiB(pid) / 1024) * 10) / 10;
 

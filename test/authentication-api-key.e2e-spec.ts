@@ -7,12 +7,19 @@ import { startApp, type RunningApp } from './support/http-app';
 
 jest.setTimeout(60_000);
 
-/** Every route, with what it needs and a request that would succeed. */
+const NO_SUCH_JOB = { status: 404, code: 'JOB_NOT_FOUND' };
+
+/**
+ * Every route, with what it needs, a request past authentication, and how a
+ * caller allowed to make it is answered (a job that does not exist: the route
+ * ran and looked for it).
+ */
 const ROUTES: ReadonlyArray<{
   readonly route: string;
   readonly path: string;
   readonly access: 'public' | 'authenticated' | Scope;
   readonly body?: unknown;
+  readonly answer?: { readonly status: number; readonly code?: string };
 }> = [
   { route: 'GET /health/live', path: '/health/live', access: 'public' },
   { route: 'GET /health/ready', path: '/health/ready', access: 'public' },
@@ -37,15 +44,27 @@ const ROUTES: ReadonlyArray<{
     path: '/api/jobs',
     access: Scope.JOBS_WRITE,
     body: { task: 'factorial', input: { n: 5 } },
+    answer: { status: 202 },
   },
   { route: 'GET /api/jobs', path: '/api/jobs', access: Scope.JOBS_READ },
-  { route: 'GET /api/jobs/:id', path: '/api/jobs/no-such-job', access: Scope.JOBS_READ },
+  {
+    route: 'GET /api/jobs/:id',
+    path: '/api/jobs/no-such-job',
+    access: Scope.JOBS_READ,
+    answer: NO_SUCH_JOB,
+  },
   {
     route: 'GET /api/jobs/:id/events',
     path: '/api/jobs/no-such-job/events',
     access: Scope.JOBS_READ,
+    answer: NO_SUCH_JOB,
   },
-  { route: 'DELETE /api/jobs/:id', path: '/api/jobs/no-such-job', access: Scope.JOBS_WRITE },
+  {
+    route: 'DELETE /api/jobs/:id',
+    path: '/api/jobs/no-such-job',
+    access: Scope.JOBS_WRITE,
+    answer: NO_SUCH_JOB,
+  },
 ];
 
 const KEYS = {
@@ -128,7 +147,9 @@ describe('AUTH_MODE=api-key (in-process app, real HTTP, real key file)', () => {
           const body = await response.text();
           if (allowed) {
             // The key's name in the message says which key a failure is about.
-            expect(`${name}: ${response.status}`).toMatch(/: (200|202|404)$/);
+            const { status, code } = route.answer ?? { status: 200 };
+            expect({ name, status: response.status }).toEqual({ name, status });
+            if (code !== undefined) expect(JSON.parse(body)).toMatchObject({ code });
           } else {
             expect({ name, status: response.status }).toEqual({ name, status: 403 });
             expect(JSON.parse(body)).toMatchObject({ code: 'FORBIDDEN' });

@@ -213,8 +213,16 @@ describe('Faults under load', () => {
       });
       const url = `${service.url}/api/tasks/sleep`;
       // One running and eight queued: the queue is full.
-      const accepted = Array.from({ length: 9 }, () => call(url, { ms: 300 }));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Each long enough that all nine are in while the first runs.
+      const accepted = Array.from({ length: 9 }, () => call(url, { ms: 1_000 }));
+      // Every request is in before the signal: one running and the rest waiting.
+      const full = await waitFor(async () => {
+        const health = (await (await fetch(`${service.url}/health`)).json()) as {
+          details: { pool: { queueSize: number } };
+        };
+        return health.details.pool.queueSize === 8;
+      }, REQUEST_BOUND_MS);
+      expect(full).toBe(true);
       service.child.kill('SIGTERM');
       const answers = await Promise.all(accepted);
       const counts = tally(answers);

@@ -4,6 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { ErrorCode } from '../src/common/error-codes';
+import { TaskRegistry } from '../src/tasks/task-registry';
 import { startApp, type RunningApp } from './support/http-app';
 import { firstBody, rawExchange, rawRequest } from './support/raw-http';
 
@@ -425,8 +426,12 @@ describe('Hostile input (property-based, real HTTP)', () => {
     expect(CODES.has(String(answer.code))).toBe(true);
   }
 
-  it('covers every task in the catalog', () => {
-    expect(catalog.length).toBeGreaterThanOrEqual(6);
+  it('covers every task in the catalog, and the catalog every task the service runs', () => {
+    const registered = service.app.get(TaskRegistry).list();
+    expect(registered.length).toBeGreaterThan(0);
+    expect(catalog.map((task) => task.name).sort()).toEqual(
+      registered.map((task) => task.name).sort(),
+    );
   });
 
   it('refuses hostile input to every task with a 4xx problem', async () => {
@@ -595,7 +600,8 @@ describe('Hostile input (property-based, real HTTP)', () => {
         { waitMs: REQUEST_BOUND_MS, endAfterWrite: true },
       );
       expect(answer.closed).toBe(true);
-      expect(answer.statuses.every((status) => status >= 400 && status < 500)).toBe(true);
+      // Node reads the early end as a malformed request, which is answered before the close.
+      expect(answer.statuses).toEqual([400]);
       expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
     });
   });

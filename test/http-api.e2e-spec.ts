@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { WorkerPoolService, type TaskSettled } from '../src/workers/worker-pool.service';
 import { postJson, startApp, type RunningApp } from './support/http-app';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(60_000);
 
@@ -301,8 +302,12 @@ describe('HTTP API under pressure', () => {
 
   it('503 POOL_SATURATED with Retry-After when the queue is full', async () => {
     service = await startApp({ POOL_THREADS: '1', POOL_MAX_QUEUE: '1' });
-    const busy = [1, 2].map(() => postJson(`${service.url}/api/tasks/sleep`, { ms: 500 }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = [1, 2].map(() => postJson(`${service.url}/api/tasks/sleep`, { ms: 2_000 }));
+    const pool = service.app.get(WorkerPoolService);
+    await waitUntil('one task running and one queued', () => {
+      const { running, queueSize } = pool.stats();
+      return running === 1 && queueSize === 1;
+    });
     const response = await postJson(`${service.url}/api/tasks/sleep`, { ms: 10 });
     await expectProblem(response, 503, 'POOL_SATURATED');
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -6,6 +6,7 @@ import { isFinished, type JobPayload, type JobView } from '../src/jobs/job.types
 import { startApp, type RunningApp } from './support/http-app';
 import { REDIS_URL, uniquePrefix, type Json } from './support/jobs-client';
 import { codeOf } from './support/error-code';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(120_000);
 
@@ -130,19 +131,20 @@ describe.each(backends)('the job queue contract on %s', (_name, backendEnv) => {
 
   it('records every status change and the progress as events, in order, and resumes after an id', async () => {
     const me = owner(`watcher-${randomUUID()}`);
+    // Long enough (a second or more) to be seen running between two polls.
     const payload: JobPayload = {
       task: 'compute',
-      input: { iterations: 8_000_000, payloadSize: 10 },
+      input: { iterations: 16_000_000, payloadSize: 10 },
       encrypt: false,
     };
     const { job } = await queue.submit({ payload, owner: me.id });
-    let sawProgress = false;
-    for (let i = 0; i < 400 && !sawProgress; i++) {
-      const current = await queue.get(job.id, me);
-      sawProgress = current?.status === 'running' && current.progress !== undefined;
-      if (current !== undefined && isFinished(current.status)) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // A running job's view carries its progress; one that finished first would not show it.
+    let seen: JobView | undefined;
+    await waitUntil('the job running with progress, or finished', async () => {
+      seen = await queue.get(job.id, me);
+      return seen !== undefined && (isFinished(seen.status) || seen.progress !== undefined);
+    });
+    expect(seen).toMatchObject({ status: 'running', progress: { fraction: expect.any(Number) } });
     const done = await finished(queue, job.id, me);
     expect(done.progress).toMatchObject({ fraction: 1 });
     const all = await queue.events(job.id, me, 0);

@@ -1,28 +1,26 @@
 import { WorkerPoolService } from '../src/workers/worker-pool.service';
 import { postJson, startApp, type RunningApp } from './support/http-app';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(60_000);
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** Waits until `count` tasks are waiting in the pool's scheduler, so arrival order is known. */
 async function untilQueued(service: RunningApp, count: number): Promise<void> {
   const pool = service.app.get(WorkerPoolService);
-  for (let i = 0; i < 500 && pool.stats().queueSize < count; i++) await sleep(5);
+  await waitUntil(`${count} queued`, () => pool.stats().queueSize >= count, { intervalMs: 5 });
   expect(pool.stats().queueSize).toBe(count);
 }
 
 /** Waits until at least `count` tasks are waiting. */
 async function untilQueuedAtLeast(service: RunningApp, count: number): Promise<void> {
   const pool = service.app.get(WorkerPoolService);
-  for (let i = 0; i < 500 && pool.stats().queueSize < count; i++) await sleep(5);
-  expect(pool.stats().queueSize).toBeGreaterThanOrEqual(count);
+  await waitUntil(`${count} queued`, () => pool.stats().queueSize >= count, { intervalMs: 5 });
 }
 
 /** Waits until a task is on the thread, so what is sent next queues behind it. */
 async function untilRunning(service: RunningApp): Promise<void> {
   const pool = service.app.get(WorkerPoolService);
-  for (let i = 0; i < 500 && pool.stats().running === 0; i++) await sleep(5);
+  await waitUntil('a task running', () => pool.stats().running > 0, { intervalMs: 5 });
   expect(pool.stats().running).toBe(1);
 }
 
@@ -61,16 +59,27 @@ describe('overload control (real server, real threads)', () => {
 
     beforeAll(async () => {
       service = await startApp(ONE_THREAD);
-      // Teach the cost model what `sleep` of 300 ms costs: three runs make it sure.
+      // Teach the cost model what `sleep` of 300 ms costs, and that `which-process` (the busy
+      // task below) costs at least 600 ms: three runs make each sure.
       for (let run = 0; run < 3; run++) {
         expect((await sleepTask(service, `warm-${run}`, 300)).status).toBe(200);
+        const busy = await postJson(`${service.url}/api/tasks/which-process`, { ms: 600 });
+        expect(busy.status).toBe(200);
       }
     });
     afterAll(() => service.close());
 
     it('refuses at once, with 503 and Retry-After, a task that the work ahead leaves no time', async () => {
       const answered: string[] = [];
-      const busy = sleepTask(service, 'busy', 300, {}, answered);
+      // Long enough that the refusal, however slow the machine, comes while it runs; another
+      // task than `sleep`, so that the cost model keeps what `sleep` of 300 ms costs. Its
+      // floor is 600 ms: until 400 ms into it, 300 ms of `sleep` cannot follow within 500 ms.
+      const busy = postJson(`${service.url}/api/tasks/which-process`, { ms: 2_000 }).then(
+        (response) => {
+          answered.push('busy');
+          return response;
+        },
+      );
       await untilRunning(service);
       // 300 ms of its own fit its 500 ms, but not after what is left of the busy one.
       const hopeless = sleepTask(
@@ -124,13 +133,15 @@ describe('overload control (real server, real threads)', () => {
       const service = await startApp(ONE_THREAD);
       try {
         const answered: string[] = [];
-        const all = [sleepTask(service, 'busy', 200, PATIENT, answered)];
+        // Busy until all three wait behind it, however slowly they arrive.
+        const all = [sleepTask(service, 'busy', 2_000, PATIENT, answered)];
         await untilRunning(service);
         for (const [index, name] of ['b', 'c', 'd'].entries()) {
           await untilQueued(service, index);
           all.push(sleepTask(service, name, 50, PATIENT, answered));
         }
         await untilQueued(service, 3);
+        expect(answered).toEqual([]);
         expect((await Promise.all(all)).map((answer) => answer.status)).toEqual([
           200, 200, 200, 200,
         ]);
@@ -148,7 +159,10 @@ describe('overload control (real server, real threads)', () => {
       });
       try {
         const answered: string[] = [];
-        const all = [sleepTask(service, 'busy', 400, PATIENT, answered)];
+        // Busy until all five wait behind it, however slowly they arrive: the order below then
+        // rests only on the waits (far past the 10 ms target) and the tasks (100 ms, twice the
+        // 50 ms interval), which a slow machine only lengthens.
+        const all = [sleepTask(service, 'busy', 2_000, PATIENT, answered)];
         await untilRunning(service);
         const names = ['b', 'c', 'd', 'e', 'f'];
         for (const [index, name] of names.entries()) {
@@ -156,6 +170,7 @@ describe('overload control (real server, real threads)', () => {
           all.push(sleepTask(service, name, 100, PATIENT, answered));
         }
         await untilQueued(service, names.length);
+        expect(answered).toEqual([]);
         expect((await Promise.all(all)).every((answer) => answer.status === 200)).toBe(true);
         // b and c leave in arrival order while CoDel's interval runs; then the newest first.
         expect(answered).toEqual(['busy', 'b', 'c', 'f', 'e', 'd']);

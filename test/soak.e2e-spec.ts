@@ -1,39 +1,36 @@
-import { describeSoak, runSoak } from '../bench/soak';
+import { sendMixedRequest } from '../bench/soak';
 import { startService, type ServiceProcess } from './support/service-process';
 
-// The CI version of `npm run soak`: 30 s at ~70 % of the capacity measured on this machine,
-// against the built service as production runs it. Zero errors is the assertion; latency and
-// memory are printed, not asserted (this machine is shared).
+// The soak's mix of real tasks, sustained against the built service as production runs it,
+// in a closed loop: each client sends its next request once the last is answered, so the
+// load follows what this shared machine gives and no request can be refused for want of
+// room. Every answer must be a success. Holding a share of the measured capacity, with its
+// latency and memory over time, is `npm run soak`'s (docs/performance.md).
 
-const SECONDS = Number(process.env.SOAK_TEST_SECONDS ?? 30);
+const CLIENTS = 4;
+const REQUESTS_PER_CLIENT = 150;
+/** Per request; one unanswered after this long counts as an error. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
-jest.setTimeout((SECONDS + 60) * 1000);
+jest.setTimeout(180_000);
 
-describe('Soak (30 s at ~70 % of capacity)', () => {
+describe('Soak (the mixed load, closed loop)', () => {
   let service: ServiceProcess;
   afterAll(() => service.stop());
 
-  it('answers every request without an error', async () => {
-    service = await startService({
-      LOG_LEVEL: 'warn',
-      TASK_MODULES: '',
-      // This machine is shared: its capacity can dip well below what was measured. A deeper
-      // queue rides such dips out (the 30 s deadline still bounds every wait); admission
-      // control itself is tested by the burst test, not here.
-      POOL_MAX_QUEUE: '256',
-    });
-    const report = await runSoak({
-      url: service.url,
-      pid: service.child.pid ?? 0,
-      durationMs: SECONDS * 1000,
-      load: 0.7,
-      calibrationMs: 5_000,
-      reportEveryMs: 5_000,
-      log: (line) => process.stdout.write(`${line}\n`),
-    });
-    console.log(describeSoak(report));
-    expect(report.sent).toBeGreaterThan(0);
-    expect(report.errors).toEqual({});
-    expect(report.succeeded).toBe(report.sent);
+  it('answers every request of a sustained mixed load with a success', async () => {
+    service = await startService({ LOG_LEVEL: 'warn', TASK_MODULES: '' });
+    const outcomes: Record<string, number> = {};
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = 0; i < REQUESTS_PER_CLIENT; i++) {
+          const { outcome } = await sendMixedRequest(service.url, next++, REQUEST_TIMEOUT_MS);
+          outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+        }
+      }),
+    );
+    console.log(`soak (closed loop): ${JSON.stringify(outcomes)}`);
+    expect(outcomes).toEqual({ ok: CLIENTS * REQUESTS_PER_CLIENT });
   });
 });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { ErrorCode } from '../src/common/error-codes';
 import { parseMetrics, sumOf } from './support/metrics-text';
+import { waitUntil } from './support/poll';
 import { firstBody, rawExchange, statusesOf } from './support/raw-http';
 import { startService, type ServiceProcess } from './support/service-process';
 
@@ -278,7 +278,10 @@ describe('Bodies admitted by memory (real process)', () => {
   it('503 POOL_SATURATED (memory) at once for bodies past the budget, chunked or not; probes answer', async () => {
     // Two bodies of the limit fill the budget while they arrive.
     const held = [holdOpen(announced(BODY)), holdOpen(announced(BODY))];
-    await sleep(300);
+    await waitUntil(
+      'both bodies to hold the budget',
+      async () => (await metric(service, 'compute_body_bytes_held')) === 2 * BODY,
+    );
     try {
       const refused = await fetch(`${service.url}/api/tasks/hash`, {
         method: 'POST',
@@ -309,8 +312,10 @@ describe('Bodies admitted by memory (real process)', () => {
       for (const socket of held) socket.destroy();
     }
     // Their bytes are released with their connections: a body of the limit fits again.
-    await sleep(300);
-    expect(await metric(service, 'compute_body_bytes_held')).toBe(0);
+    await waitUntil(
+      'the budget to be released',
+      async () => (await metric(service, 'compute_body_bytes_held')) === 0,
+    );
     const accepted = await fetch(`${service.url}/api/tasks/hash`, {
       method: 'POST',
       headers: { 'content-type': 'application/octet-stream' },

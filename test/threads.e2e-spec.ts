@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitUntil } from './support/poll';
 import { startService, type ServiceProcess } from './support/service-process';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { inflationBombPdf, invoicePdf } from './support/pdf-fixtures';
@@ -62,15 +62,21 @@ describe('threads, over HTTP', () => {
     const before = await metrics();
     const client = new AbortController();
     const leaving = post('/api/tasks/cooperative-spin', '{}', 'application/json', client.signal);
-    await sleep(300);
+    // On its thread, so that leaving stops a running task, not a queued one.
+    await waitUntil(
+      'the task to run',
+      async () => sumOf(await metrics(), 'compute_pool_utilization') > 0,
+    );
     client.abort();
     await expect(leaving).rejects.toThrow();
-    // The task notices within ~1 ms; the counters follow at the next scrape.
-    let after = await metrics();
-    for (let i = 0; i < 50 && sumOf(after, 'compute_tasks_stopped_total') === 0; i++) {
-      await sleep(100);
+    // The task notices within a check of its flag; the counters follow at the next scrape.
+    let after = before;
+    await waitUntil('the task to stop', async () => {
       after = await metrics();
-    }
+      return (
+        sumOf(after, 'compute_tasks_stopped_total') > sumOf(before, 'compute_tasks_stopped_total')
+      );
+    });
     const delta = (name: string, labels: Record<string, string>) =>
       sumOf(after, name, labels) - sumOf(before, name, labels);
     expect(delta('compute_tasks_stopped_total', { how: 'cooperative' })).toBe(1);

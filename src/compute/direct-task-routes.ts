@@ -14,9 +14,20 @@ export function directTaskRoutes(app: INestApplicationContext): DirectRoutes {
   return new Map([
     [
       'POST /api/tasks/:name',
-      (request: FastifyRequest, reply) =>
-        tasks.run((request.params as { name: string }).name, request, reply),
+      {
+        controller: TasksController,
+        method: 'run',
+        handler: (request: FastifyRequest, reply) =>
+          tasks.run((request.params as { name: string }).name, request, reply),
+      },
     ],
-    ['POST /api/compute', (request, reply) => compute.compute(request, reply)],
+    [
+      'POST /api/compute',
+      {
+        controller: ComputeController,
+        method: 'compute',
+        handler: (request, reply) => compute.compute(request, reply),
+      },
+    ],
   ]);
 }

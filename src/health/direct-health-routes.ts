@@ -8,5 +8,10 @@ import { HealthController } from './health.controller';
  */
 export function directHealthRoutes(app: INestApplicationContext): DirectRoutes {
   const health = app.get(HealthController);
-  return new Map([['GET /health/live', () => health.live()]]);
+  return new Map([
+    [
+      'GET /health/live',
+      { controller: HealthController, method: 'live', handler: () => health.live() },
+    ],
+  ]);
 }

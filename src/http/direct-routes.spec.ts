@@ -1,12 +1,45 @@
+import 'reflect-metadata';
+import type { CanActivate, INestApplicationContext, NestInterceptor } from '@nestjs/common';
+import {
+  Catch,
+  Param,
+  ParseIntPipe,
+  UseFilters,
+  UseGuards,
+  UseInterceptors,
+  UsePipes,
+  ValidationPipe,
+} from '@nestjs/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
-import { registerDirectRoutes, type DirectHandler } from './direct-routes';
+import { directTaskRoutes } from '../compute/direct-task-routes';
+import { directHealthRoutes } from '../health/direct-health-routes';
+import {
+  registerDirectRoutes,
+  type DirectHandler,
+  type DirectRoute,
+  type DirectRoutes,
+} from './direct-routes';
 import { PROBLEM_CONTENT_TYPE } from './problem-details.filter';
+
+/** A controller that declares nothing for Nest's pipeline. */
+class PlainController {
+  handle(): void {}
+}
+
+/** Direct routes declared on `PlainController`, by key. */
+const plain = (handlers: Record<string, DirectHandler>): DirectRoutes =>
+  new Map(
+    Object.entries(handlers).map(([key, handler]) => [
+      key,
+      { controller: PlainController, method: 'handle', handler },
+    ]),
+  );
 
 /** A Fastify app whose routes' own handlers answer `declared`, as Nest's would. */
 async function appWith(direct: Record<string, DirectHandler>): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  registerDirectRoutes(app, new Map(Object.entries(direct)));
+  registerDirectRoutes(app, plain(direct));
   for (const url of ['/things/:name', '/fixed', '/failing', '/crashing', '/late']) {
     app.post(url, () => ({ declared: true }));
   }
@@ -78,8 +111,77 @@ describe('registerDirectRoutes (real HTTP)', () => {
 
   it('refuses to start when a direct route has no declared route', async () => {
     const lonely = Fastify({ logger: false });
-    registerDirectRoutes(lonely, new Map([['POST /moved', () => ({})]]));
+    registerDirectRoutes(lonely, plain({ 'POST /moved': () => ({}) }));
     lonely.post('/elsewhere', () => ({}));
     await expect(lonely.ready()).rejects.toThrow('No route declared for POST /moved');
+  });
+});
+
+class DenyGuard implements CanActivate {
+  canActivate(): boolean {
+    return false;
+  }
+}
+
+class TimingInterceptor implements NestInterceptor {
+  intercept(): never {
+    throw new Error('not called');
+  }
+}
+
+@Catch()
+class CatchAllFilter {}
+
+class GuardedController {
+  @UseGuards(DenyGuard)
+  run(): void {}
+}
+
+@UseInterceptors(TimingInterceptor)
+class InterceptedController {
+  run(): void {}
+}
+
+class PipedController {
+  @UsePipes(new ValidationPipe())
+  @UseFilters(CatchAllFilter)
+  run(@Param('id', ParseIntPipe) _id: number): void {}
+}
+
+describe('registerDirectRoutes with Nest enhancers the direct call would skip', () => {
+  const startWith = (routes: DirectRoutes) => () => registerDirectRoutes(Fastify(), routes);
+  const route = (direct: DirectRoute): DirectRoutes => new Map([['POST /x', direct]]);
+
+  it('refuses to start, naming the route, the method and the guard of a guarded method', () => {
+    expect(
+      startWith(route({ controller: GuardedController, method: 'run', handler: () => ({}) })),
+    ).toThrow('POST /x (GuardedController.run) declares @UseGuards(DenyGuard)');
+  });
+
+  it('refuses an interceptor declared on the controller class', () => {
+    expect(
+      startWith(route({ controller: InterceptedController, method: 'run', handler: () => ({}) })),
+    ).toThrow('POST /x (InterceptedController.run) declares @UseInterceptors(TimingInterceptor)');
+  });
+
+  it('refuses pipes and filters, on the method and on a parameter, all named at once', () => {
+    expect(
+      startWith(route({ controller: PipedController, method: 'run', handler: () => ({}) })),
+    ).toThrow(
+      'POST /x (PipedController.run) declares @UsePipes(ValidationPipe), ' +
+        '@UseFilters(CatchAllFilter), pipes on parameter 0 (ParseIntPipe)',
+    );
+  });
+
+  it("starts with corepool's own direct routes, whose controllers declare none", () => {
+    // The handlers are never called here: only the controllers' metadata is read.
+    const app = { get: () => ({}) } as unknown as INestApplicationContext;
+    const routes = new Map([...directTaskRoutes(app), ...directHealthRoutes(app)]);
+    expect([...routes.keys()]).toEqual([
+      'POST /api/tasks/:name',
+      'POST /api/compute',
+      'GET /health/live',
+    ]);
+    expect(startWith(routes)).not.toThrow();
   });
 });

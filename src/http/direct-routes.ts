@@ -1,11 +1,20 @@
+import type { Type } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { answerProblem } from './problem-details.filter';
+import { skippedEnhancers } from './skipped-enhancers';
 
 /** A route's work, called by Fastify itself: the body to send, or a promise of it. */
 export type DirectHandler = (request: FastifyRequest, reply: FastifyReply) => unknown;
 
-/** Direct handlers by `METHOD /route/template`, as the controllers declare the routes. */
-export type DirectRoutes = ReadonlyMap<string, DirectHandler>;
+/** A route Fastify calls directly, and the controller method that declares it. */
+export interface DirectRoute {
+  readonly controller: Type<unknown>;
+  readonly method: string;
+  readonly handler: DirectHandler;
+}
+
+/** Direct routes by `METHOD /route/template`, as the controllers declare the routes. */
+export type DirectRoutes = ReadonlyMap<string, DirectRoute>;
 
 /**
  * Fastify's `onRoute` hook: the routes named in `routes` are still declared
@@ -15,15 +24,19 @@ export type DirectRoutes = ReadonlyMap<string, DirectHandler>;
  * them: every check of theirs is a Fastify hook or inside the handler.
  * Errors are answered as the exception filter answers them. Measured in
  * docs/adr/0016-a-hot-path-designed-for-cost.md.
+ *
+ * A guard, interceptor, pipe or filter declared on such a method or its
+ * controller would silently never run, so it stops the start, named.
  */
 export function registerDirectRoutes(fastify: FastifyInstance, routes: DirectRoutes): void {
+  refuseSkippedEnhancers(routes);
   const applied = new Set<string>();
   fastify.addHook('onRoute', (route) => {
     const key = typeof route.method === 'string' ? `${route.method} ${route.url}` : undefined;
-    const handler = key === undefined ? undefined : routes.get(key);
-    if (key === undefined || handler === undefined) return;
+    const direct = key === undefined ? undefined : routes.get(key);
+    if (key === undefined || direct === undefined) return;
     applied.add(key);
-    directly(route, handler);
+    directly(route, direct.handler);
   });
   // A controller whose route moved would silently go back to Nest's pipeline: refuse to start.
   fastify.addHook('onReady', (done) => {
@@ -32,6 +45,20 @@ export function registerDirectRoutes(fastify: FastifyInstance, routes: DirectRou
       missing.length === 0 ? undefined : new Error(`No route declared for ${missing.join(', ')}`),
     );
   });
+}
+
+function refuseSkippedEnhancers(routes: DirectRoutes): void {
+  const refusals = [...routes].flatMap(([key, { controller, method }]) => {
+    const skipped = skippedEnhancers(controller, method);
+    if (skipped.length === 0) return [];
+    return [`${key} (${controller.name}.${method}) declares ${skipped.join(', ')}`];
+  });
+  if (refusals.length === 0) return;
+  throw new Error(
+    `Fastify calls these routes directly, so Nest would never run their enhancers: ` +
+      `${refusals.join('; ')}. Do the work in a Fastify hook or the handler, ` +
+      `or take the route out of the direct routes.`,
+  );
 }
 
 function directly(route: RouteOptions, handler: DirectHandler): void {

@@ -512,7 +512,7 @@ export class TaskScheduler {
    * latest start if it is still waiting. One run time is enough only while
    * the threads keep to their estimates: under load they ran up to 6 times
    * longer, and the bench's patient clients lost 4 of 12 tasks rescued that
-   * late (bench/results/2026-12-01-0603-overload.md). Half the slack still
+   * late (docs/adr/0020-backstop-holds-the-waiting-clients.md). Half the slack still
    * leaves newest-first service the first half to serve the impatient.
    */
   private armRescue(waiting: Waiting, now: number): void {

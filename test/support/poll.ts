@@ -23,3 +23,13 @@ export function trigger(): { promise: Promise<void>; fire: () => void } {
   });
   return { promise, fire };
 }
+
+/** Whether `promise` is still unsettled, asked later: `const waiting = pending(p); … waiting()`. */
+export function pending(promise: Promise<unknown>): () => boolean {
+  let settled = false;
+  const mark = () => {
+    settled = true;
+  };
+  void promise.then(mark, mark);
+  return () => !settled;
+}

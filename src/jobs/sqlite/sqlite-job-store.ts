@@ -86,7 +86,7 @@ const EVICT_BATCH = 100;
  * The SQLite job store: every statement of the default backend, on one file
  * that every process of the machine opens. Synchronous (`node:sqlite`): each
  * call is one short statement or transaction, microseconds to a millisecond,
- * measured under 1,000 submissions/s in bench/results/2026-12-01-jobs.md.
+ * measured under 1,000 submissions/s (docs/adr/0012-sqlite-job-store-by-default.md).
  * Claims are `UPDATE … RETURNING` under the write lock, so two processes never
  * take the same job; a claim holds a lease that its process renews, and a job
  * whose lease ran out (its process died) is claimed again.

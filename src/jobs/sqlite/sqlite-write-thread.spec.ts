@@ -1,12 +1,14 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
 import { SqliteWriteThread } from './sqlite-write-thread';
+import { pending } from '../../../test/support/poll';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
 const anyone = { id: 'owner', admin: false };
+/** How long another process holds the write lock while a write waits for it. */
+const LOCK_HELD_MS = 300;
 
 describe(SqliteWriteThread.name, () => {
   let options: SqliteStoreOptions;
@@ -63,14 +65,14 @@ describe(SqliteWriteThread.name, () => {
     await writes.call('totals', []); // the file and its tables exist
     const other = new DatabaseSync(options.path);
     other.exec('BEGIN IMMEDIATE');
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
     const inserted = writes.call('insert', [payload, 'owner', undefined]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting = pending(inserted);
+    // The lock stays taken a while; a timer firing meanwhile shows the loop was free. A wait on
+    // the main thread would hold the loop until the lock is released, which only this loop can do.
+    await new Promise((resolve) => setTimeout(resolve, LOCK_HELD_MS));
+    expect(waiting()).toBe(true);
     other.exec('COMMIT');
     await expect(inserted).resolves.toMatchObject({ created: true });
-    delay.disable();
-    expect(delay.max / 1e6).toBeLessThan(150);
     // Held past the busy timeout (2 s): QUEUE_UNAVAILABLE, and the next write goes through.
     other.exec('BEGIN IMMEDIATE');
     await expect(writes.call('insert', [payload, 'owner', undefined])).rejects.toMatchObject({

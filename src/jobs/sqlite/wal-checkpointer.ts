@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
  * Checkpoints the WAL on a thread of its own, and keeps it short. SQLite's
  * automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages,
  * and it syncs the file: on a busy disk that one commit held the event loop
- * for tens of ms (bench/results/2026-12-01-jobs.md). Here the automatic
+ * for tens of ms (docs/adr/0026-the-wal-restarts-under-load.md). Here the automatic
  * checkpoint is off (`sqlite-schema.ts`) and this thread's own connection,
  * every `intervalMs`:
  *
