@@ -119,12 +119,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       maxJsonNodes: config.http.maxJsonNodes,
       binaryLimitBytes: config.http.binaryBodyLimitBytes,
       rawContentTypes: registry.list().flatMap((task) => task.binary?.contentTypes ?? []),
-      rawBodyLimit: (request) => {
-        const task = rawBodyTask(request, registry);
-        if (task === undefined) return undefined;
-        const taskLimit = task.binary?.maxBodyBytes ?? Infinity;
-        return Math.min(taskLimit, config.http.binaryBodyLimitBytes);
-      },
+      rawBodyTask: (request) => rawBodyTask(request, registry),
     },
   });
   setupOpenApi(app, app.get(TaskCatalogService).schemas, config.http.docsEnabled);

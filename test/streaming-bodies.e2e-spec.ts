@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
 import { ErrorCode } from '../src/common/error-codes';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { waitUntil } from './support/poll';
@@ -322,5 +322,131 @@ describe('Bodies admitted by memory (real process)', () => {
       body: Buffer.alloc(BODY),
     });
     expect(accepted.status).toBe(200);
+  });
+});
+
+describe('Body caps set by the options of a binary task (real process)', () => {
+  let service: ServiceProcess;
+  const BR_11_CAP = MiB;
+  const BIG = 48 * MiB;
+  const announcedWithContinue = (path: string, length: number) =>
+    `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${length}\r\nexpect: 100-continue\r\n\r\n`;
+
+  beforeAll(async () => {
+    // The default BINARY_BODY_LIMIT_BYTES (64 MiB): 48 MiB is within it, over br level 11's cap.
+    service = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' });
+  });
+
+  afterAll(() => service?.stop());
+
+  it.each([
+    ['/api/tasks/compress?format=br&level=11'],
+    ['/api/jobs?task=compress&format=br&level=11'],
+  ])(
+    '413 for a chunked 48 MiB body to %s, stating the cap, before the server reads it',
+    async (path) => {
+      const refused = await upload(service.port, chunkedHead(path, 'application/octet-stream'), {
+        maxBytes: BIG,
+        stopOnAnswer: true,
+      });
+      expect({ statuses: refused.statuses, closed: refused.closed }).toEqual({
+        statuses: [413],
+        closed: true,
+      });
+      expect(firstBody(refused.text)).toMatchObject({
+        code: ErrorCode.PAYLOAD_TOO_LARGE,
+        limit: BR_11_CAP,
+        detail: expect.stringMatching(
+          /^br level 11 accepts at most 1 MiB; .*a lower level/,
+        ) as unknown,
+      });
+      // Read whole, the answer would come after all 48 MiB were sent: it came at the cap, plus
+      // what the sockets' buffers took in the meantime.
+      expect(refused.sentBytes).toBeLessThan(BIG / 2);
+    },
+  );
+
+  it.each([
+    ['/api/tasks/compress?format=br&level=11'],
+    ['/api/jobs?task=compress&format=br&level=11'],
+  ])('413 for a Content-Length over the cap to %s before any byte is sent', async (path) => {
+    // Expect: 100-continue: the client sends its body only once asked for it, and is not.
+    const waiting = await rawExchange(service.port, [announcedWithContinue(path, BIG)]);
+    expect(waiting.statuses).toEqual([413]);
+    expect(firstBody(waiting.text)).toMatchObject({
+      code: ErrorCode.PAYLOAD_TOO_LARGE,
+      limit: BR_11_CAP,
+      detail:
+        'br level 11 accepts at most 1 MiB; this body has 50331648 bytes: use level 4 or lower, ' +
+        'or a smaller body',
+    });
+    // Without it: the head alone is answered, and the connection closed.
+    const head = `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${2 * MiB}\r\n\r\n`;
+    const headOnly = await rawExchange(service.port, [head]);
+    expect({ statuses: headOnly.statuses, closed: headOnly.closed }).toEqual({
+      statuses: [413],
+      closed: true,
+    });
+    expect(firstBody(headOnly.text)).toMatchObject({
+      limit: BR_11_CAP,
+      detail: expect.stringContaining('use level 10 or lower') as unknown,
+    });
+  });
+
+  it('400 for options that do not validate, before the body is read', async () => {
+    const refused = await upload(
+      service.port,
+      chunkedHead('/api/tasks/compress?format=gzip&level=10', 'application/octet-stream'),
+      { maxBytes: BIG, stopOnAnswer: true },
+    );
+    expect(refused.statuses).toEqual([400]);
+    expect(firstBody(refused.text)).toMatchObject({
+      code: ErrorCode.VALIDATION_FAILED,
+      errors: [{ property: 'level', messages: ['level must be between 1 and 9 for gzip'] }],
+    });
+    expect(refused.sentBytes).toBeLessThan(BIG / 2);
+    const announced = await rawExchange(service.port, [
+      announcedWithContinue('/api/tasks/compress?format=br&level=12', BIG),
+    ]);
+    expect(announced.statuses).toEqual([400]);
+  });
+
+  it('compresses a body at the cap, announced or chunked, and takes a larger one at a level without a cap', async () => {
+    const content = Buffer.from(
+      'corepool caps bodies by their options. '.repeat(BR_11_CAP / 32),
+    ).subarray(0, BR_11_CAP);
+    const announced = await fetch(`${service.url}/api/tasks/compress?format=br&level=11`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: content,
+    });
+    expect(announced.status).toBe(200);
+    expect(brotliDecompressSync(Buffer.from(await announced.arrayBuffer())).equals(content)).toBe(
+      true,
+    );
+    // A stream body goes chunked (no Content-Length).
+    const chunked = await fetch(`${service.url}/api/tasks/compress?format=br&level=11`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new Blob([content]).stream(),
+      duplex: 'half',
+    });
+    expect(chunked.status).toBe(200);
+    expect(brotliDecompressSync(Buffer.from(await chunked.arrayBuffer())).equals(content)).toBe(
+      true,
+    );
+    const larger = Buffer.concat([content, content]);
+    const uncapped = await fetch(`${service.url}/api/tasks/compress?format=br&level=4`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: larger,
+    });
+    expect(uncapped.status).toBe(200);
+    const job = await fetch(`${service.url}/api/jobs?task=compress&format=br&level=11`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: content,
+    });
+    expect(job.status).toBe(202);
   });
 });

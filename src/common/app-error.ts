@@ -56,7 +56,8 @@ const JOB_RETRY_AFTER_SECONDS = 5;
 /** What a POOL_SATURATED refusal says, by reason. */
 const SATURATION_DETAIL = {
   deadline: 'The task cannot finish before its deadline: the work queued ahead of it is too long',
-  'too-long': 'The task cannot finish before its deadline: its own run time is longer than the time left',
+  'too-long':
+    'The task cannot finish before its deadline: its own run time is longer than the time left',
   'queue-delay':
     'The pool is overloaded: tasks are shed when they wait longer than the target delay',
   backstop: 'The task queue is full',
@@ -75,11 +76,12 @@ export const Errors = {
   taskNotFound: (name: string) =>
     new AppError(ErrorCode.TASK_NOT_FOUND, `No task named '${name}'; GET /api/tasks lists them`),
   jobNotFound: (id: string) => new AppError(ErrorCode.JOB_NOT_FOUND, `No job with id '${id}'`),
-  payloadTooLarge: (limit: number | string) =>
+  /** `limit` in bytes (or Fastify's own message); `detail` when an option set it, naming the option. */
+  payloadTooLarge: (limit: number | string, detail?: string) =>
     typeof limit === 'number'
       ? new AppError(
           ErrorCode.PAYLOAD_TOO_LARGE,
-          `The body is larger than the limit of ${limit} bytes`,
+          detail ?? `The body is larger than the limit of ${limit} bytes`,
           { limit },
         )
       : new AppError(ErrorCode.PAYLOAD_TOO_LARGE, limit),

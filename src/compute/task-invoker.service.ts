@@ -54,11 +54,8 @@ export class TaskInvokerService {
     request: FastifyRequest,
   ): { input: object; body?: Uint8Array } {
     if (task.binary !== undefined) {
-      const body = TaskInputReader.binaryBody(task, request);
-      return {
-        input: TaskInputReader.options(task, request.query as Record<string, unknown>),
-        body,
-      };
+      const input = TaskInputReader.options(task, request);
+      return { input, body: TaskInputReader.binaryBody(task, request, input) };
     }
     const contentType = mediaType(request.headers['content-type']);
     // No body at all means "all defaults", as the tutorial's clients expect.

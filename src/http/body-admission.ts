@@ -1,6 +1,7 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Errors, type AppError } from '../common/app-error';
+import { AppError, Errors } from '../common/app-error';
+import type { BodyLimit } from './body-limit';
 import type { BodyMemoryBudget } from './body-memory-budget';
 import { bodyDecoder } from './content-encoding';
 
@@ -77,13 +78,14 @@ export function admitAnnouncedBody(budget: BodyMemoryBudget) {
  * `preParsing`: `100 Continue` to a client that asked for it, then the body
  * as it is read, decoded from its `Content-Encoding`
  * (415 for a coding not accepted) and held, chunk by chunk, to the request's
- * own limit (413) and to the memory budget (503), chunked or not, JSON or
- * binary. The chunk that crosses a line is not kept and nothing after it is
+ * own limit (413; for a binary task, the cap its options may set, so bad
+ * options get 400 first) and to the memory budget (503), chunked or not,
+ * JSON or binary. The chunk that crosses a line is not kept and nothing after it is
  * read: the response closes the connection (hooks.ts, `onSend`).
  */
 export function guardBodyStream(
   budget: BodyMemoryBudget,
-  limitFor: (request: FastifyRequest) => number,
+  limitFor: (request: FastifyRequest) => BodyLimit | AppError,
 ) {
   return (
     request: FastifyRequest,
@@ -98,19 +100,21 @@ export function guardBodyStream(
     } catch (error) {
       return done(error as AppError);
     }
-    // Admitted: a client that waits for it may now send its body (hooks.ts, checkContinue).
-    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
     // A plain body of announced length was checked whole in `onRequest` (its route's
     // limit, its share of the budget), and Node reads no byte past `Content-Length`:
     // nothing is left to watch, and the common request is spared a stream.
-    if (
+    const checkedWhole =
       decoder === undefined &&
       request.headers['content-length'] !== undefined &&
-      request.headers['transfer-encoding'] === undefined
-    ) {
-      return done(null, payload);
-    }
-    const guard = new BodyGuard(limitFor(request), holdingOf(request, reply, budget));
+      request.headers['transfer-encoding'] === undefined;
+    // Known before the first byte (a binary task's options may set it), so that a
+    // refusal, or options that do not validate, come before the client sends it.
+    const limit = checkedWhole ? undefined : limitFor(request);
+    if (limit instanceof AppError) return done(limit);
+    // Admitted: a client that waits for it may now send its body (hooks.ts, checkContinue).
+    if (request.headers.expect?.toLowerCase() === '100-continue') reply.raw.writeContinue();
+    if (limit === undefined) return done(null, payload);
+    const guard = new BodyGuard(limit, holdingOf(request, reply, budget));
     if (decoder === undefined) {
       payload.pipe(guard);
     } else {
@@ -137,7 +141,7 @@ class BodyGuard extends Transform {
   private received = 0;
 
   constructor(
-    private readonly limit: number,
+    private readonly limit: BodyLimit,
     private readonly holding: BodyHolding,
   ) {
     super();
@@ -145,7 +149,7 @@ class BodyGuard extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.received += chunk.length;
-    if (this.received > this.limit) return callback(Errors.payloadTooLarge(this.limit));
+    if (this.received > this.limit.bytes) return callback(this.limit.refusal());
     if (!this.holding.cover(this.received)) return callback(memoryRefusal());
     callback(null, chunk);
   }

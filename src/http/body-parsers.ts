@@ -1,7 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Errors, type AppError } from '../common/app-error';
+import { AppError, Errors } from '../common/app-error';
+import type { TaskDefinition } from '../tasks/task-definition';
+import { fixedBodyLimit, rawBodyLimit, type BodyLimit } from './body-limit';
 import { hasMoreNodesThan } from './json-node-count';
+import { TaskInputReader } from './task-input-reader';
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
@@ -10,11 +13,8 @@ export interface BodyParserOptions {
   readonly binaryLimitBytes: number;
   /** Every content type some binary task accepts, besides JSON. */
   readonly rawContentTypes: readonly string[];
-  /**
-   * The body limit when this request's body goes raw to a binary task
-   * (the task's own, if tighter), or undefined for a JSON body.
-   */
-  readonly rawBodyLimit: (request: FastifyRequest) => number | undefined;
+  /** The binary task this request's body goes to as raw bytes, or undefined for a JSON body. */
+  readonly rawBodyTask: (request: FastifyRequest) => TaskDefinition | undefined;
 }
 
 /**
@@ -37,7 +37,7 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
     { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
     (request, body, done) => {
       const bytes = body as Buffer;
-      if (options.rawBodyLimit(request) !== undefined) return done(null, bytes);
+      if (options.rawBodyTask(request) !== undefined) return done(null, bytes);
       // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
       if (!isUtf8(bytes)) {
         const detail = 'The body is not valid UTF-8';
@@ -73,17 +73,40 @@ export function registerBodyParsers(fastify: FastifyInstance, options: BodyParse
   }
 }
 
-/** The body limit of a request: its binary task's, or the JSON limit. */
-export function bodyLimitFor(options: BodyParserOptions): (request: FastifyRequest) => number {
-  return (request) => options.rawBodyLimit(request) ?? options.jsonLimitBytes;
+/**
+ * The body limit of a request: the JSON limit, or for a raw body to a binary
+ * task the tightest of BINARY_BODY_LIMIT_BYTES, the task's own and the cap
+ * its options set. The options are checked here, before the body is read, as
+ * the limit depends on them: invalid ones are the answer (400).
+ */
+export function bodyLimitFor(
+  options: BodyParserOptions,
+): (request: FastifyRequest) => BodyLimit | AppError {
+  const jsonLimit = fixedBodyLimit(options.jsonLimitBytes);
+  return (request) => {
+    const task = options.rawBodyTask(request);
+    if (task === undefined) return jsonLimit;
+    let taskOptions: object;
+    try {
+      taskOptions = TaskInputReader.options(task, request);
+    } catch (error) {
+      if (error instanceof AppError) return error;
+      throw error;
+    }
+    return rawBodyLimit(task, taskOptions, options.binaryLimitBytes);
+  };
 }
 
-/** `onRequest`: a body announced larger than its limit is refused before it is read. */
+/**
+ * `onRequest`: a body announced larger than its limit is refused before it is
+ * read, as are options that do not validate.
+ */
 export function announcedTooLarge(options: BodyParserOptions) {
   const limitFor = bodyLimitFor(options);
   return (request: FastifyRequest): AppError | undefined => {
-    const length = Number(request.headers['content-length'] ?? 0);
     const limit = limitFor(request);
-    return length > limit ? Errors.payloadTooLarge(limit) : undefined;
+    if (limit instanceof AppError) return limit;
+    const length = Number(request.headers['content-length'] ?? 0);
+    return length > limit.bytes ? limit.refusal(length) : undefined;
   };
 }

@@ -64,15 +64,17 @@ export interface HookParticipants {
  *       401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets
  *       `request.identity`. Not on the admin listener, which only operator routes answer on;
  *    e. a request no route matched: 404 ROUTE_NOT_FOUND, before its body is read;
- *    f. a body announced larger than its route's limit: 413 before it is read;
- *       one that does not fit the memory budget: 503 (reason `memory`);
+ *    f. a body announced larger than its route's limit (for a binary task, the
+ *       cap its options may set; options that do not validate: 400): 413 before
+ *       it is read; one that does not fit the memory budget: 503 (reason `memory`);
  *    g. a route that runs a task takes one of its client's tasks-in-flight slots,
  *       or gets 429 RATE_LIMITED.
  * 3. the route's own `onRequest` hooks: requests per second
  *    (`@fastify/rate-limit`, registered in auth/quotas.ts), 429 RATE_LIMITED.
  * 4. `preParsing`, on the routes that take a body: `100 Continue` if the client
  *    waits for it; the body decoded from its `Content-Encoding` (else 415) and
- *    held to its route's limit (413) and the memory budget (503) as it streams.
+ *    held to its route's limit (413; or its options' cap, as in 2f) and the
+ *    memory budget (503) as it streams.
  * 5. content-type parsers: JSON, or raw bytes for a binary task's route.
  * 6. `onSend`: `Connection: close` on every 503, on a response sent before its
  *    request's body was read to the end (a lingering close: the client reads

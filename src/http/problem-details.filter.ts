@@ -24,6 +24,8 @@ export interface ProblemDetails {
   errorCount?: number;
   /** POOL_SATURATED: why (`deadline`, `queue-delay`, `backstop`), so a client can tell them apart. */
   reason?: string;
+  /** The bound that was passed, in its code's unit (bytes for PAYLOAD_TOO_LARGE). */
+  limit?: number;
 }
 
 /**
@@ -97,6 +99,7 @@ export function toProblem(error: AppError, instance?: string): ProblemDetails {
           errorCount: error.facts.errorCount ?? error.facts.errors.length,
         }),
     ...(error.facts.reason === undefined ? {} : { reason: error.facts.reason }),
+    ...(error.facts.limit === undefined ? {} : { limit: error.facts.limit }),
   };
 }
 

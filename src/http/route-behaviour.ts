@@ -2,8 +2,13 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 
-/** Where a route finds the name of the task whose input its body is. */
-export type TaskNameSource = { readonly param: string } | { readonly query: string };
+/**
+ * Where a route finds the name of the task whose input its body is. The rest
+ * of the query string is the task's options, but for `routeQuery`: the
+ * route's own parameters.
+ */
+export type TaskNameSource =
+  { readonly param: string } | { readonly query: string; readonly routeQuery?: readonly string[] };
 
 /**
  * What a route declares about its own HTTP handling, next to its handler,
@@ -48,6 +53,8 @@ export interface RouteProfile {
   readonly admin: boolean;
   /** The task whose input this request's body is, by name, if the route takes one. */
   readonly taskName: (request: FastifyRequest) => string | undefined;
+  /** A binary task's options: the query string without the route's own parameters. */
+  readonly taskOptions: (request: FastifyRequest) => Readonly<Record<string, unknown>>;
 }
 
 /** Where the behaviour travels in Fastify's per-route `config`. */
@@ -76,6 +83,7 @@ export function compileRouteProfile(route: RouteOptions): void {
     runsTask: behaviour.runsTask ?? false,
     admin: behaviour.admin ?? false,
     taskName: taskNameReader(behaviour.taskBody),
+    taskOptions: taskOptionsReader(behaviour.taskBody),
   };
   // A cast: plugins (@fastify/rate-limit) declare their own keys on Fastify's config type.
   route.config = { ...config, [PROFILE]: profile } as RouteOptions['config'];
@@ -96,6 +104,7 @@ export function profileIn(
       runsTask: false,
       admin: false,
       taskName: noTask,
+      taskOptions: wholeQuery,
     }
   );
 }
@@ -108,6 +117,17 @@ function taskNameReader(source: TaskNameSource | undefined): RouteProfile['taskN
   }
   const { query } = source;
   return (request) => stringOrUndefined((request.query as Record<string, unknown>)[query]);
+}
+
+const wholeQuery = (request: FastifyRequest) => request.query as Readonly<Record<string, unknown>>;
+
+function taskOptionsReader(source: TaskNameSource | undefined): RouteProfile['taskOptions'] {
+  if (source === undefined || 'param' in source) return wholeQuery;
+  const routeQuery = new Set([source.query, ...(source.routeQuery ?? [])]);
+  return (request) =>
+    Object.fromEntries(
+      Object.entries(wholeQuery(request)).filter(([name]) => !routeQuery.has(name)),
+    );
 }
 
 const stringOrUndefined = (value: unknown) => (typeof value === 'string' ? value : undefined);

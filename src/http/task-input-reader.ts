@@ -2,6 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
 import { validateInput } from '../common/validation';
 import type { TaskDefinition } from '../tasks/task-definition';
+import { rawBodyLimit } from './body-limit';
+import { routeProfileOf } from './request-context';
 
 /**
  * The one reader of task input from a request, shared by `POST /api/tasks/:name`,
@@ -11,22 +13,33 @@ import type { TaskDefinition } from '../tasks/task-definition';
 export const TaskInputReader = {
   /**
    * A binary task's raw body: its content type must be one the task accepts,
-   * and it must fit `maxBodyBytes` when the route has a tighter bound.
+   * and it must fit the limit of its options (the task's own, or the cap its
+   * options set) and `maxBodyBytes` when the route has a tighter bound.
    */
-  binaryBody(task: TaskDefinition, request: FastifyRequest, maxBodyBytes = Infinity): Buffer {
+  binaryBody(
+    task: TaskDefinition,
+    request: FastifyRequest,
+    options: object,
+    maxBodyBytes = Infinity,
+  ): Buffer {
     const accepted = task.binary?.contentTypes ?? [];
     const contentType = mediaType(request.headers['content-type']);
     if (contentType === undefined || !accepted.includes(contentType)) {
       throw Errors.unsupportedMediaType(contentType, accepted);
     }
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    if (body.length > maxBodyBytes) throw Errors.payloadTooLarge(maxBodyBytes);
+    const limit = rawBodyLimit(task, options, maxBodyBytes);
+    if (body.length > limit.bytes) throw limit.refusal(body.length);
     return body;
   },
 
-  /** A binary task's options, from the query string (minus what belongs to the route). */
-  options(task: TaskDefinition, query: Readonly<Record<string, unknown>>): object {
-    return validateInput(task.input, query, 'query');
+  /**
+   * A binary task's options, from the query string (minus the route's own
+   * parameters). The hooks check them before the body is read too, since the
+   * body's limit may depend on them.
+   */
+  options(task: TaskDefinition, request: FastifyRequest): object {
+    return validateInput(task.input, routeProfileOf(request).taskOptions(request), 'query');
   },
 
   /** A JSON task's input: the body, or a job's `input`, validated against the task's input. */

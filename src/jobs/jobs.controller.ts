@@ -21,9 +21,6 @@ import { JobQueue } from './job-queue';
 import { presentJob, type PresentedJob } from './job-view.presenter';
 import type { JobPayload } from './job.types';
 
-/** Query parameters of a binary submission that belong to the job, not to the task. */
-const JOB_PARAMS = new Set(['task', 'encrypt']);
-
 @ApiTags('jobs')
 @Controller('api/jobs')
 export class JobsController {
@@ -43,7 +40,11 @@ export class JobsController {
 
   @Post()
   // Binary tasks: the raw body is the input of the task named by `?task=`.
-  @HttpBehaviour({ taskBody: { query: 'task' }, access: Scope.JOBS_WRITE })
+  // `encrypt` belongs to the job; the rest of the query is the task's options.
+  @HttpBehaviour({
+    taskBody: { query: 'task', routeQuery: ['encrypt'] },
+    access: Scope.JOBS_WRITE,
+  })
   @ApiOperation({
     summary:
       'Submit a job: 202 with its id and a Location to poll (200: a retry of the same submission)',
@@ -163,16 +164,13 @@ export class JobsController {
           { property: 'query.task', messages: ['?task= is only for binary tasks'] },
         ]);
       }
-      const body = TaskInputReader.binaryBody(task, request, this.config.jobs.maxBodyBytes);
-      const options = Object.fromEntries(
-        Object.entries(query).filter(([name]) => !JOB_PARAMS.has(name)),
-      );
       if (query.encrypt !== undefined && query.encrypt !== 'true' && query.encrypt !== 'false') {
         throw Errors.validationFailed('encrypt must be true or false', [
           { property: 'query.encrypt', messages: ['encrypt must be true or false'] },
         ]);
       }
-      const input = TaskInputReader.options(task, options);
+      const input = TaskInputReader.options(task, request);
+      const body = TaskInputReader.binaryBody(task, request, input, this.config.jobs.maxBodyBytes);
       return this.withEncryption({
         task: task.name,
         input,

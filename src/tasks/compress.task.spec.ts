@@ -1,7 +1,7 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { validateInput } from '../common/validation';
 import { TaskInputError } from './task-input-error';
-import { compressInput, compressTask, type CompressInput } from './compress.task';
+import { compressBodyCap, compressInput, compressTask, type CompressInput } from './compress.task';
 import * as shared from '../../test/support/task-input';
 import { liveContext } from '../../test/support/task-context';
 
@@ -93,6 +93,62 @@ describe(`${compressTask.name} task`, () => {
       expect(contentType('gzip')).toBe('application/gzip');
       expect(contentType('deflate')).toBe('application/zlib');
       expect(contentType('br')).toBe('application/x-brotli');
+    });
+  });
+
+  describe('body cap of its options', () => {
+    const MiB = 1024 * 1024;
+
+    it("is the task's declared cap, known from the options alone", () => {
+      expect(compressTask.binary?.bodyCapFor).toBe(compressBodyCap);
+    });
+
+    it.each([
+      ['gzip', 9, 1 * MiB],
+      ['deflate', 8, 2 * MiB],
+      ['gzip', 6, 24 * MiB],
+      ['br', 11, 1 * MiB],
+      ['br', 10, 2 * MiB],
+      ['br', 5, 32 * MiB],
+    ] as const)('caps %s level %i at %i bytes', (format, level, bytes) => {
+      expect(compressBodyCap({ format, level })?.maxBytes).toBe(bytes);
+    });
+
+    it.each([
+      ['gzip', 1],
+      ['gzip', 5],
+      ['deflate', 5],
+      ['br', 0],
+      ['br', 4],
+    ] as const)('sets no cap at %s level %i (the server body limit holds)', (format, level) => {
+      expect(compressBodyCap({ format, level })).toBeUndefined();
+    });
+
+    it('names the option that set it, and a level that takes a body of known size', () => {
+      const cap = compressBodyCap({ format: 'br', level: 11 });
+
+      expect(cap?.explain(48 * MiB)).toBe(
+        'br level 11 accepts at most 1 MiB; this body has 50331648 bytes: ' +
+          'use level 4 or lower, or a smaller body',
+      );
+      expect(cap?.explain(undefined)).toBe(
+        'br level 11 accepts at most 1 MiB; this body is larger: use a lower level ' +
+          "(GET /api/tasks lists each level's cap), or a smaller body",
+      );
+    });
+
+    it('is what the task itself holds a body to when it runs', async () => {
+      const cap = compressBodyCap({ format: 'deflate', level: 8 });
+      const atCap = new Uint8Array(cap?.maxBytes ?? 0);
+
+      await expect(compress({ format: 'deflate', level: 8 }, atCap)).resolves.toBeInstanceOf(
+        Uint8Array,
+      );
+      const error = await failure(
+        { format: 'deflate', level: 8 },
+        new Uint8Array(atCap.length + 1),
+      );
+      expect(error).toMatchObject({ message: cap?.explain(atCap.length + 1), property: 'level' });
     });
   });
 

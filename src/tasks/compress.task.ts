@@ -1,6 +1,6 @@
 import type * as Zlib from 'node:zlib';
 import { TaskInputError } from './task-input-error';
-import { defineTask } from './task-definition';
+import { defineTask, type BodyCap } from './task-definition';
 import { inputSchema, integer, oneOf, type InputRule } from './input-schema';
 
 const FORMATS = ['gzip', 'deflate', 'br'] as const;
@@ -39,6 +39,12 @@ const MAX_BODY_BYTES: Readonly<Record<CompressionFormat, Readonly<Record<number,
   gzip: ZLIB_MAX_BODY_BYTES,
   deflate: ZLIB_MAX_BODY_BYTES,
   br: BROTLI_MAX_BODY_BYTES,
+};
+
+const BODY_CAPS: Readonly<Record<CompressionFormat, Readonly<Record<number, BodyCap>>>> = {
+  gzip: bodyCapsOf('gzip'),
+  deflate: bodyCapsOf('deflate'),
+  br: bodyCapsOf('br'),
 };
 
 const CONTENT_TYPES: Readonly<Record<CompressionFormat, string>> = {
@@ -82,6 +88,7 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     contentTypes: ['application/octet-stream'],
     output: 'bytes',
     responseContentType: (input) => CONTENT_TYPES[(input as CompressInput).format],
+    bodyCapFor: compressBodyCap,
   },
   size: (_input, body) => body?.byteLength ?? 0,
   limits: {
@@ -90,19 +97,16 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     maxBodyBytesByGzipAndDeflateLevel: describeCaps(ZLIB_MAX_BODY_BYTES),
     maxBodyBytesByBrotliLevel: describeCaps(BROTLI_MAX_BODY_BYTES),
   },
-  run({ format, level }, body, context) {
+  run(input, body, context) {
+    const { format, level } = input;
     const data = body ?? new Uint8Array(0);
     // One native call that cannot stop halfway (each level's body cap keeps it to ~5 s):
     // checked before it starts, so a task cancelled on its way does not start it.
     context.throwIfCancelled();
-    const cap = MAX_BODY_BYTES[format][level];
-    if (cap !== undefined && data.byteLength > cap) {
-      throw new TaskInputError(
-        `${format} level ${level} accepts at most ${formatBytes(cap)}; this body has ` +
-          `${data.byteLength} bytes: use level ${highestLevelFor(format, data.byteLength)} or ` +
-          'lower, or a smaller body',
-        'level',
-      );
+    // The edge refuses such a body before reading it; this holds for bodies that come another way.
+    const cap = compressBodyCap(input);
+    if (cap !== undefined && data.byteLength > cap.maxBytes) {
+      throw new TaskInputError(cap.explain(data.byteLength), 'level');
     }
     const { brotliCompressSync, constants, deflateSync, gzipSync } = loadZlib();
     const compressed =
@@ -119,6 +123,28 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     return ownBuffer(compressed);
   },
 });
+
+/** The body cap of a slow level, or undefined for a level that takes the server's body limit. */
+export function compressBodyCap({ format, level }: CompressInput): BodyCap | undefined {
+  return BODY_CAPS[format][level];
+}
+
+function bodyCapsOf(format: CompressionFormat): Record<number, BodyCap> {
+  const caps = Object.entries(MAX_BODY_BYTES[format]).map(([level, maxBytes]) => {
+    const capped = `${format} level ${level} accepts at most ${formatBytes(maxBytes)}`;
+    const cap: BodyCap = {
+      maxBytes,
+      explain: (bodyBytes) =>
+        bodyBytes === undefined
+          ? `${capped}; this body is larger: use a lower level (GET /api/tasks lists each ` +
+            "level's cap), or a smaller body"
+          : `${capped}; this body has ${bodyBytes} bytes: use level ` +
+            `${highestLevelFor(format, bodyBytes)} or lower, or a smaller body`,
+    };
+    return [Number(level), cap] as const;
+  });
+  return Object.fromEntries(caps);
+}
 
 // A small Buffer may be a view into Node's shared 8 KiB pool; copying it into its own
 // ArrayBuffer lets the pool transfer the result to the main thread without dragging (or

@@ -21,7 +21,7 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
    */
   readonly input: InputSchema<Input>;
   /** Present for tasks whose body is raw bytes instead of JSON. */
-  readonly binary?: BinaryTaskOptions;
+  readonly binary?: BinaryTaskOptions<Input>;
   /** The bounds that keep one valid request from running away; listed in the catalog. */
   readonly limits: Readonly<Record<string, number | string>>;
   /**
@@ -47,7 +47,7 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
   run(input: Input, body: Uint8Array | undefined, context: TaskContext): Output | Promise<Output>;
 }
 
-export interface BinaryTaskOptions {
+export interface BinaryTaskOptions<Input extends object = object> {
   /** Accepted request content types, e.g. `['application/octet-stream']`. */
   readonly contentTypes: readonly string[];
   /**
@@ -55,10 +55,32 @@ export interface BinaryTaskOptions {
    * grows faster than their input; larger bodies get 413 before they are read.
    */
   readonly maxBodyBytes?: number;
+  /**
+   * The body cap these options set, for a task whose cost per byte depends on
+   * its options (compress: each slow level); undefined when they set none.
+   * The options come from the query, so the cap is known before the body:
+   * a larger body gets 413 before a byte is read (`Content-Length`) or as
+   * soon as it crosses the cap while it streams. Runs on the main thread for
+   * every request with a body, with validated options: keep it constant-time.
+   * `run` still checks it, for bodies that come another way.
+   */
+  bodyCapFor?(options: Input): BodyCap | undefined;
   /** What the task returns: JSON (default) or raw bytes sent as the response body. */
   readonly output?: 'json' | 'bytes';
   /** Response content type when `output` is `'bytes'`; may depend on the input. */
   responseContentType?(input: object): string;
+}
+
+/** A body cap set by a task's options, and how the refusal explains it. */
+export interface BodyCap {
+  /** The most bytes the body may have. */
+  readonly maxBytes: number;
+  /**
+   * The refusal's detail: which option sets the cap and what to change, e.g.
+   * "br level 11 accepts at most 1 MiB; …". `bodyBytes` is the body's size
+   * when it is known (`Content-Length`, or a body already read).
+   */
+  explain(bodyBytes: number | undefined): string;
 }
 
 /** Helps TypeScript tie `Input` to the input schema while keeping the registry uniform. */
