@@ -40,7 +40,7 @@ interface Insert {
 function open(timeoutMs: number): DatabaseSync {
   const db = new DatabaseSync(PATH, { timeout: timeoutMs });
   if (SERVICE_SCHEMA) {
-    prepareDatabase(db);
+    prepareDatabase(db, randomUUID());
     return db;
   }
   db.exec('PRAGMA journal_mode = WAL');
