@@ -107,14 +107,18 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
 
   /**
    * What the file this process still holds open contains: after a delete or a
-   * move, acknowledged jobs live only there, so the operator learns how many.
+   * move, the jobs acknowledged so far live only there, so the operator learns
+   * how many, and where to copy them from before the process exits.
    */
   private heldJobs(problem: StoreFileProblem): string {
     if (problem !== 'missing' && problem !== 'replaced') return '';
     try {
-      const counts = this.store.counts();
-      const waiting = (counts.queued ?? 0) + (counts.running ?? 0);
-      return `; the file this process still holds open (pid ${process.pid}) has ${waiting} queued or running jobs that no other process sees`;
+      const counts = Object.entries(this.store.counts());
+      const total = counts.reduce((sum, [, count]) => sum + count, 0);
+      const unfinished = counts
+        .filter(([status]) => status === 'queued' || status === 'running')
+        .reduce((sum, [, count]) => sum + count, 0);
+      return `; the file this process (pid ${process.pid}) still holds open has ${total} jobs (${unfinished} queued or running) that no other process sees, readable under /proc/${process.pid}/fd until it exits`;
     } catch {
       return '';
     }
