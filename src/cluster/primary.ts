@@ -14,6 +14,7 @@ import {
 import { RespawnPolicy } from './respawn-policy';
 import { ShareWatch } from './share-watch';
 import { httpProcessExecArgv } from './http-process-argv';
+import { createStoreIfMissing } from '../jobs/sqlite/sqlite-store-file';
 
 /** A new process that has not said it is ready by then is treated as failed (rolling reload). */
 const START_TIMEOUT_MS = 60_000;
@@ -283,9 +284,24 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   startClusterMetrics({ cacheMs: config.metrics.cacheMs });
   // Every process's clients count against one quota (QUOTA_*), held here.
   startClusterQuotas();
+  if (config.jobs.redisUrl === undefined) openJobStore(config.jobs.sqlitePath, log);
   for (let i = 0; i < config.cluster.workers; i++) fork();
   log(
     'info',
     `primary ${process.pid} started ${config.cluster.workers} processes (scheduling: ${config.cluster.schedulingPolicy})`,
   );
+}
+
+/**
+ * The SQLite job store is made here, once, when the service starts and no
+ * file exists: the processes only open it, so that none ever creates an empty
+ * store beside the one the others write (docs/jobs.md).
+ */
+function openJobStore(path: string, log: ReturnType<typeof logger>): void {
+  const { identity, created, orphanedWal } = createStoreIfMissing(path);
+  const { storeId } = identity;
+  if (orphanedWal !== undefined) {
+    log('warn', `a write-ahead log without its job store was found; kept as ${orphanedWal}`);
+  }
+  log('info', `job store ${storeId} ${created ? 'created' : 'found'} at ${path}`, { storeId });
 }

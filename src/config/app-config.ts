@@ -143,6 +143,8 @@ export abstract class AppConfig {
     readonly maxResultBytes: number;
     /** The SQLite store's file, absolute. */
     readonly sqlitePath: string;
+    /** SQLite store: period of the check that the open file is still the one at `sqlitePath`. */
+    readonly sqliteCheckIntervalMs: number;
     /** SQLite store: claim, lease renewal and cancel polling period. */
     readonly pollIntervalMs: number;
     /** SQLite store: purge of expired jobs, vacuum and checkpoint period. */

@@ -453,6 +453,13 @@ export class EnvironmentVariables {
   @Matches(/\S/, { message: 'JOBS_SQLITE_PATH must name a file' })
   JOBS_SQLITE_PATH = 'data/jobs.sqlite';
 
+  /** SQLite job store: how often each process checks that the file it writes is still the one at `JOBS_SQLITE_PATH` (same device and inode) and readable and writable by its mode bits (one `stat` per interval). A file deleted, moved, replaced or made read-only stops submissions (503 `QUEUE_UNAVAILABLE`) and readiness within this time (docs/jobs.md). */
+  @Type(() => Number)
+  @Min(100)
+  @Max(60_000)
+  @IsInt()
+  JOBS_SQLITE_CHECK_INTERVAL_MS = 1000;
+
   /** SQLite job store: how often each process looks for jobs to claim, renews its leases and reads cancel requests. A process's own submissions are claimed at once. */
   @Type(() => Number)
   @Min(10)

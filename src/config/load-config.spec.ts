@@ -94,6 +94,7 @@ describe(loadConfig.name, () => {
       maxResultBytes: 16_777_216,
       // Relative to the working directory, which the Dockerfile and manifests mount.
       sqlitePath: '/srv/corepool/data/jobs.sqlite',
+      sqliteCheckIntervalMs: 1000,
       pollIntervalMs: 200,
       purgeIntervalMs: 60_000,
       eventsHeartbeatMs: 15_000,

@@ -298,6 +298,7 @@ function resolveConfig(
       maxStoredBytes: vars.JOBS_MAX_STORED_BYTES,
       maxResultBytes: vars.JOBS_MAX_RESULT_BYTES,
       sqlitePath: resolve(machine.cwd, vars.JOBS_SQLITE_PATH),
+      sqliteCheckIntervalMs: vars.JOBS_SQLITE_CHECK_INTERVAL_MS,
       pollIntervalMs: vars.JOBS_POLL_INTERVAL_MS,
       purgeIntervalMs: vars.JOBS_PURGE_INTERVAL_MS,
       eventsHeartbeatMs: vars.JOBS_EVENTS_HEARTBEAT_MS,

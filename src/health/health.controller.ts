@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { EventLoopHealthIndicator } from './event-loop.health';
+import { JobStoreHealthIndicator } from './job-store.health';
 import { MemoryHealthIndicator } from './memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
@@ -26,6 +27,7 @@ export class HealthController {
     private readonly eventLoop: EventLoopHealthIndicator,
     private readonly shutdown: ShutdownHealthIndicator,
     private readonly memory: MemoryHealthIndicator,
+    private readonly jobStore: JobStoreHealthIndicator,
   ) {}
 
   /**
@@ -42,7 +44,7 @@ export class HealthController {
     return { status: 'ok', info: {}, error: {}, details: {} };
   }
 
-  /** Readiness: 503 while starting, saturated, slow on the event loop, or shutting down. */
+  /** Readiness: 503 while starting, saturated, slow on the event loop, shutting down, or without its job store. */
   @Get('ready')
   @HttpBehaviour(PROBE)
   @HealthCheck()
@@ -51,10 +53,11 @@ export class HealthController {
       () => this.shutdown.isReady('lifecycle'),
       () => this.pool.isReady('pool'),
       () => this.eventLoop.isReady('eventLoop'),
+      () => this.jobStore.isReady('jobStore'),
     ]);
   }
 
-  /** Readiness with details: pool, event loop and memory; on ADMIN_PORT when one is set. */
+  /** Readiness with details: pool, event loop, job store and memory; on ADMIN_PORT when one is set. */
   @Get()
   @HttpBehaviour({ ...DETAILED, admin: true })
   @HealthCheck()
@@ -63,6 +66,7 @@ export class HealthController {
       () => this.shutdown.isReady('lifecycle'),
       () => this.pool.isReady('pool', true),
       () => this.eventLoop.isReady('eventLoop'),
+      () => this.jobStore.isReady('jobStore'),
       () => this.memory.report('memory'),
     ]);
   }

@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { WorkersModule } from '../workers/workers.module';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { HealthController } from './health.controller';
+import { JobStoreHealthIndicator } from './job-store.health';
 import { MemoryHealthIndicator } from './memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
@@ -15,6 +16,7 @@ import { ShutdownHealthIndicator } from './shutdown.health';
     EventLoopHealthIndicator,
     ShutdownHealthIndicator,
     MemoryHealthIndicator,
+    JobStoreHealthIndicator,
   ],
 })
 export class HealthModule {}

@@ -30,6 +30,12 @@ export interface JobEvents {
   readonly events: readonly JobEvent[];
 }
 
+/** The job store as readiness sees it: whether it can serve, and the facts an operator needs. */
+export interface JobStoreHealth {
+  readonly up: boolean;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
 /**
  * The one contract of both job backends (SQLite, the default; BullMQ on
  * Redis), pinned by `test/job-queue.contract-spec.ts`. Errors are AppErrors
@@ -55,6 +61,11 @@ export abstract class JobQueue {
   abstract events(id: string, caller: JobCaller, afterId: number): Promise<JobEvents | undefined>;
   /** Jobs per status right now, over every owner (the queue-depth gauge). */
   abstract counts(): Promise<Partial<Record<JobStatus, number>>>;
+
+  /** Whether the store this process writes can serve (readiness); a backend with nothing to check is up. */
+  health(): JobStoreHealth {
+    return { up: true, details: {} };
+  }
 }
 
 /** True when `caller` may see `owner`'s job. */

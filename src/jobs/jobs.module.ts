@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AppConfig } from '../config/app-config';
@@ -14,6 +15,7 @@ import { SqliteJobPurger } from './sqlite/sqlite-job-purger';
 import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
 import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite/sqlite-job-store';
+import { SqliteStoreWatch } from './sqlite/sqlite-store-watch';
 import { SqliteWriteThread } from './sqlite/sqlite-write-thread';
 import { SqliteWrites } from './sqlite/sqlite-writes';
 
@@ -29,6 +31,9 @@ export class JobsModule {
     const { redisUrl } = config.jobs;
     const base = {
       module: JobsModule,
+      // Readiness asks the queue whether its store can serve (`src/health/job-store.health.ts`).
+      global: true,
+      exports: [JobQueue],
       imports: [WorkersModule],
       controllers: [JobsController],
     };
@@ -40,14 +45,27 @@ export class JobsModule {
           // Two connections to the one file: reads here, and the group commit on a thread (ADR 0022).
           {
             provide: SqliteJobStore,
-            useFactory: (config: AppConfig) => new SqliteJobStore(storeOptions(config)),
+            // Only the whole service's start creates a missing file: the cluster primary, or a
+            // process without one. A process the primary forked (a respawn, a reload) never does.
+            useFactory: (config: AppConfig) =>
+              new SqliteJobStore({ ...storeOptions(config), create: cluster.isPrimary }),
             inject: [AppConfig],
           },
+          // The thread opens the store its process's reads opened, or none: it never creates a file.
           {
             provide: SqliteWrites,
-            useFactory: (config: AppConfig) => new SqliteWriteThread(storeOptions(config)),
-            inject: [AppConfig],
+            useFactory: (config: AppConfig, store: SqliteJobStore, watch: SqliteStoreWatch) =>
+              new SqliteWriteThread(
+                {
+                  ...storeOptions(config),
+                  create: false,
+                  ...('identity' in store.opened ? { storeId: store.opened.identity.storeId } : {}),
+                },
+                () => watch.refusal(),
+              ),
+            inject: [AppConfig, SqliteJobStore, SqliteStoreWatch],
           },
+          SqliteStoreWatch,
           SqliteJobRunner,
           SqliteJobPurger,
           { provide: JobQueue, useClass: SqliteJobQueue },

@@ -1,4 +1,4 @@
-import { get } from 'node:http';
+import { request } from 'node:http';
 import { randomUUID } from 'node:crypto';
 
 export type Json = Record<string, any>;
@@ -52,14 +52,34 @@ export async function waitForJob(
 
 /** GET on a connection of its own (fetch would reuse one): a cluster spreads connections over its processes. */
 export function getOnNewConnection(url: string): Promise<{ status: number; body: Json }> {
+  return onNewConnection(url, 'GET');
+}
+
+/** A job submitted on a connection of its own, so that a cluster's processes all get some. */
+export function submitOnNewConnection(
+  url: string,
+  task: string,
+  input: object = {},
+): Promise<{ status: number; body: Json }> {
+  return onNewConnection(`${url}/api/jobs`, 'POST', JSON.stringify({ task, input }));
+}
+
+function onNewConnection(
+  url: string,
+  method: 'GET' | 'POST',
+  body?: string,
+): Promise<{ status: number; body: Json }> {
   return new Promise((resolve, reject) => {
-    get(url, { agent: false }, (response) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json' };
+    request(url, { method, headers, agent: false }, (response) => {
       let text = '';
       response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
       response.on('end', () =>
         resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Json }),
       );
-    }).on('error', reject);
+    })
+      .on('error', reject)
+      .end(body);
   });
 }
 

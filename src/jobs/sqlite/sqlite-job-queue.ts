@@ -5,6 +5,7 @@ import {
   JobQueue,
   type JobCaller,
   type JobEvents,
+  type JobStoreHealth,
   type JobSubmission,
   type Submitted,
 } from '../job-queue';
@@ -17,6 +18,7 @@ import {
 } from '../job.types';
 import { SqliteJobRunner } from './sqlite-job-runner';
 import { SqliteJobStore } from './sqlite-job-store';
+import { SqliteStoreWatch } from './sqlite-store-watch';
 import { SqliteWrites, type WriteArgs, type WriteMethod, type WriteResult } from './sqlite-writes';
 
 /** How long `DELETE` waits for a running job to be aborted by the process running it. */
@@ -28,7 +30,8 @@ const CANCEL_POLL_MS = 25;
  * machine (`JOBS_SQLITE_PATH`). Any process answers for any job; the
  * runners of all processes share the work. Reads go to `store`, writes to
  * `writer` (a group commit on a thread, ADR 0022). Store failures (a file that cannot be written,
- * a lock held past the busy timeout) are QUEUE_UNAVAILABLE.
+ * a lock held past the busy timeout) are QUEUE_UNAVAILABLE, and so is every call while the file
+ * at the path is no longer the store this process opened (`SqliteStoreWatch`).
  */
 @Injectable()
 export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
@@ -38,6 +41,7 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
     private readonly store: SqliteJobStore,
     private readonly writer: SqliteWrites,
     private readonly runner: SqliteJobRunner,
+    private readonly watch: SqliteStoreWatch,
   ) {
     super();
     // Every process reads the one file: the cluster shows the largest (latest) reading, not a sum.
@@ -94,7 +98,13 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
     return this.call(() => this.store.counts());
   }
 
+  override health(): JobStoreHealth {
+    return this.watch.health();
+  }
+
   private call<T>(work: () => T): Promise<T> {
+    const refusal = this.watch.refusal();
+    if (refusal !== undefined) return Promise.reject(refusal);
     try {
       return Promise.resolve(work());
     } catch (error) {

@@ -13,6 +13,7 @@ import { AppConfig } from '../../config/app-config';
 import { isRetryable, JobExecutor, toJobError } from '../job-executor.service';
 import { recordJobEnd } from '../job-metrics';
 import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-store';
+import { SqliteStoreWatch } from './sqlite-store-watch';
 import { SqliteWrites, type WriteArgs, type WriteMethod } from './sqlite-writes';
 
 /**
@@ -52,6 +53,7 @@ export class SqliteJobRunner
     private readonly writer: SqliteWrites,
     private readonly executor: JobExecutor,
     private readonly config: AppConfig,
+    private readonly watch: SqliteStoreWatch,
   ) {}
 
   /** Claims only once the whole application, the pool's warm threads included, is up. */
@@ -94,6 +96,8 @@ export class SqliteJobRunner
   }
 
   private tick(): void {
+    // A lost store is logged once by the watch; polling it would only repeat that.
+    if (!this.watch.available) return;
     this.guarded(() => {
       const now = Date.now();
       if (this.running.size > 0) {
@@ -124,7 +128,7 @@ export class SqliteJobRunner
    * committed; a claim that finds nothing costs the writer a statement).
    */
   private claim(known: boolean): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.watch.available) return;
     if (this.claiming) {
       this.claimAgain = true;
       return;

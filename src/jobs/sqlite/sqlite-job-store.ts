@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { Errors } from '../../common/app-error';
 import { ErrorCode } from '../../common/error-codes';
 import { decodeCursor, encodeCursor } from '../job-cursor';
@@ -17,7 +15,7 @@ import {
   type JobStatus,
   type JobView,
 } from '../job.types';
-import { BUSY_TIMEOUT_MS, prepareDatabase } from './sqlite-schema';
+import { openStoreFile, type OpenedStore } from './sqlite-store-file';
 import { WalCheckpointer } from './wal-checkpointer';
 
 /**
@@ -43,6 +41,14 @@ export interface SqliteStoreOptions {
    * which retries later instead.
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * Whether a missing file is created (default true): only when the whole
+   * service starts. A process the cluster primary forked opens the file the
+   * primary made, and never creates one (docs/jobs.md).
+   */
+  readonly create?: boolean;
+  /** The store this connection must be (the writer thread's: the one its process's reads opened). */
+  readonly storeId?: string;
 }
 
 /** A job one process claimed: what it needs to run it. */
@@ -92,21 +98,51 @@ const EVICT_BATCH = 100;
  * whose lease ran out (its process died) is claimed again.
  */
 export class SqliteJobStore {
-  private readonly db: DatabaseSync;
+  /** Undefined when there was no store to open: every call is then QUEUE_UNAVAILABLE. */
+  private readonly db: DatabaseSync | undefined;
+  /** Which store this connection opened, or why it opened none. */
+  readonly opened: OpenedStore | { readonly problem: string };
   /** Compiled once per SQL text: compiling costs about as much as running these statements. */
   private readonly statements = new Map<string, StatementSync>();
-  /** Started by the first write: a process that never writes (no jobs) costs no thread. */
   private checkpointer: WalCheckpointer | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
-    mkdirSync(dirname(options.path), { recursive: true });
-    this.db = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
-    prepareDatabase(this.db);
+    const create = options.create ?? true;
+    let opened: ReturnType<typeof openStoreFile>;
+    try {
+      opened = openStoreFile(options.path, { create, timeoutMs: options.busyTimeoutMs });
+    } catch (error) {
+      // The service's start reports it and stops; a forked process serves without a store.
+      if (create) throw error;
+      this.opened = {
+        problem: `no job store at ${options.path} to open (${(error as Error).message})`,
+      };
+      return;
+    }
+    const { storeId } = opened.identity;
+    if (options.storeId !== undefined && storeId !== options.storeId) {
+      opened.db.close();
+      this.opened = {
+        problem: `the file at ${options.path} is job store ${storeId}, not ${options.storeId}`,
+      };
+      return;
+    }
+    const { db, ...store } = opened;
+    this.db = db;
+    this.opened = store;
   }
 
   close(): void {
     void this.checkpointer?.stop();
-    if (this.db.isOpen) this.db.close();
+    if (this.db?.isOpen === true) this.db.close();
+  }
+
+  /** The connection, or QUEUE_UNAVAILABLE with the reason there is none. */
+  private get connection(): DatabaseSync {
+    if (this.db !== undefined) return this.db;
+    throw Errors.queueUnavailable(
+      'problem' in this.opened ? this.opened.problem : 'the job store is not open',
+    );
   }
 
   /** Inserts a queued job, or returns the one its idempotency key already names. */
@@ -437,7 +473,7 @@ export class SqliteJobStore {
 
   /** Gives free pages back to the file system (the WAL is truncated on the checkpointer's thread). */
   compact(pages: number): void {
-    this.db.exec(`PRAGMA incremental_vacuum(${Math.floor(pages)})`);
+    this.connection.exec(`PRAGMA incremental_vacuum(${Math.floor(pages)})`);
   }
 
   /** The stored totals the bounds are checked against. */
@@ -529,7 +565,7 @@ export class SqliteJobStore {
   private statement(sql: string): StatementSync {
     let statement = this.statements.get(sql);
     if (statement === undefined) {
-      statement = this.db.prepare(sql);
+      statement = this.connection.prepare(sql);
       this.statements.set(sql, statement);
     }
     return statement;
@@ -565,7 +601,7 @@ export class SqliteJobStore {
    * (`busyTimeoutMs: 0`). Each call inside is then a savepoint of its own.
    */
   begin(): boolean {
-    this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
+    this.startCheckpoints();
     try {
       this.execute('BEGIN IMMEDIATE');
       return true;
@@ -575,12 +611,18 @@ export class SqliteJobStore {
     }
   }
 
+  /** Started by the first write: a process that never writes (no jobs) costs no thread. */
+  private startCheckpoints(): void {
+    if (this.db === undefined) return;
+    this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
+  }
+
   commit(): void {
     this.execute('COMMIT');
   }
 
   rollback(): void {
-    if (this.db.isTransaction) this.execute('ROLLBACK');
+    if (this.db?.isTransaction === true) this.execute('ROLLBACK');
   }
 
   /**
@@ -589,7 +631,7 @@ export class SqliteJobStore {
    * a call that fails undoes only its own writes.
    */
   transaction<T>(work: () => T): T {
-    if (this.db.isTransaction) {
+    if (this.connection.isTransaction) {
       this.execute('SAVEPOINT call');
       try {
         const result = work();
@@ -601,7 +643,7 @@ export class SqliteJobStore {
         throw error;
       }
     }
-    this.checkpointer ??= new WalCheckpointer(this.options.path, CHECKPOINT_INTERVAL_MS);
+    this.startCheckpoints();
     this.execute('BEGIN IMMEDIATE');
     try {
       const result = work();

@@ -16,9 +16,11 @@ const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * what takeovers need; a power loss may lose the last transactions), and
  * incremental auto-vacuum so the purge can give freed pages back to the disk,
  * and temporary b-trees in memory.
- * Creating the tables is idempotent: every process runs it at start.
+ * Creating the tables is idempotent: every process runs it at start. The
+ * store's id is written once, by the first process that prepares the file
+ * (`newStoreId`); every later one reads it. Returns the store's id.
  */
-export function prepareDatabase(db: DatabaseSync): void {
+export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
   // Only takes effect on a new file (before the first table), which is when it matters.
   db.exec('PRAGMA auto_vacuum = INCREMENTAL');
   db.exec('PRAGMA journal_mode = WAL');
@@ -32,7 +34,12 @@ export function prepareDatabase(db: DatabaseSync): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(SCHEMA);
+    db.prepare(
+      'INSERT OR IGNORE INTO store_identity (id, store_id, created_at) VALUES (1, ?, ?)',
+    ).run(newStoreId, Date.now());
+    const row = db.prepare('SELECT store_id FROM store_identity WHERE id = 1').get();
     db.exec('COMMIT');
+    return row?.store_id as string;
   } catch (error) {
     db.exec('ROLLBACK');
     throw error;
@@ -82,6 +89,13 @@ CREATE TABLE IF NOT EXISTS job_events (
   data TEXT NOT NULL,
   PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
+
+-- Which store this file is: written once, when the file is made (docs/jobs.md).
+CREATE TABLE IF NOT EXISTS store_identity (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  store_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
 
 -- Kept by triggers, so that a submission checks the bounds without counting rows.
 CREATE TABLE IF NOT EXISTS job_totals (

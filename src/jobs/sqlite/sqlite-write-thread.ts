@@ -40,9 +40,17 @@ export class SqliteWriteThread extends SqliteWrites {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly options: SqliteStoreOptions) {
+  /**
+   * `refusal`: why no write may go to the file now (`SqliteStoreWatch`): a
+   * store deleted, moved or replaced while open takes writes nobody will read.
+   */
+  constructor(
+    private readonly options: SqliteStoreOptions,
+    private readonly refusal: () => Error | undefined = () => undefined,
+  ) {
     super();
-    this.worker = this.start();
+    // Without a store to write, the thread waits for the first call the store lets through.
+    if (refusal() === undefined) this.worker = this.start();
   }
 
   call<M extends WriteMethod>(
@@ -51,6 +59,8 @@ export class SqliteWriteThread extends SqliteWrites {
     options: WriteOptions = {},
   ): Promise<WriteResult<M>> {
     if (this.closed) return Promise.reject(Errors.queueUnavailable('SQLite: the store is closed'));
+    const refused = this.refusal();
+    if (refused !== undefined) return Promise.reject(refused);
     const id = this.nextId++;
     this.worker ??= this.start();
     const worker = this.worker;

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { existingFileUrl } from './sqlite-store-file';
 
 /**
  * Checkpoints the WAL on a thread of its own, and keeps it short. SQLite's
@@ -31,7 +32,8 @@ export class WalCheckpointer {
   constructor(path: string, intervalMs: number) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { path, intervalMs },
+      // Opened without creating: a checkpoint never makes a file where the store went missing.
+      workerData: { url: existingFileUrl(path).href, intervalMs },
       name: 'wal-checkpoint',
     });
     // A checkpoint that cannot run is retried on the next interval; the thread never holds the process.
@@ -50,7 +52,7 @@ const RESTART_FRAMES = 8192;
 const THREAD_SOURCE = `
 const { DatabaseSync } = require('node:sqlite');
 const { workerData } = require('node:worker_threads');
-const db = new DatabaseSync(workerData.path, { timeout: 0 });
+const db = new DatabaseSync(new URL(workerData.url), { timeout: 0 });
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 setInterval(() => {
   try {

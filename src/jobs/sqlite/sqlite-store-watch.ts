@@ -1,0 +1,126 @@
+import {
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { Errors, type AppError } from '../../common/app-error';
+import { AppConfig } from '../../config/app-config';
+import type { JobStoreHealth } from '../job-queue';
+import { SqliteJobStore } from './sqlite-job-store';
+import { checkStoreFile, type StoreFileProblem } from './store-file-check';
+
+interface Lost {
+  readonly problem: StoreFileProblem | 'not-opened';
+  readonly message: string;
+  readonly since: string;
+}
+
+/**
+ * Whether the file this process opened is still the job store at
+ * `JOBS_SQLITE_PATH` (`store-file-check.ts`), every
+ * `JOBS_SQLITE_CHECK_INTERVAL_MS`: one `stat` per interval, never one per
+ * request. While it is not, every job call is QUEUE_UNAVAILABLE and readiness
+ * fails with the reason; the change is logged once each way.
+ */
+@Injectable()
+export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('SqliteJobStore');
+  private lost: Lost | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: SqliteJobStore,
+    private readonly config: AppConfig,
+  ) {
+    const { opened } = store;
+    if ('problem' in opened) {
+      this.lose({
+        problem: 'not-opened',
+        // Only the service's start makes a store (docs/jobs.md): never one beside a running one's.
+        message: `${opened.problem}; a process of a running service never creates one: restore the file, or restart the service to create an empty store`,
+      });
+      return;
+    }
+    if (opened.orphanedWal !== undefined) {
+      this.logger.warn(
+        `A write-ahead log without its job store was found; kept as ${opened.orphanedWal}`,
+      );
+    }
+    const { storeId, path } = opened.identity;
+    this.logger.log(`Job store ${storeId} ${opened.created ? 'created' : 'opened'} at ${path}`);
+  }
+
+  onApplicationBootstrap(): void {
+    if ('problem' in this.store.opened) return;
+    this.timer = setInterval(() => this.check(), this.config.jobs.sqliteCheckIntervalMs).unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Whether the file at the path is the store this process opened, readable and writable. */
+  get available(): boolean {
+    return this.lost === undefined;
+  }
+
+  /** QUEUE_UNAVAILABLE with the reason while the store is lost; undefined while it is well. */
+  refusal(): AppError | undefined {
+    return this.lost === undefined
+      ? undefined
+      : Errors.queueUnavailable(`SQLite job store ${this.lost.problem}: ${this.lost.message}`);
+  }
+
+  /** The store as readiness shows it. */
+  health(): JobStoreHealth {
+    const { opened } = this.store;
+    const known =
+      'identity' in opened
+        ? { storeId: opened.identity.storeId, path: opened.identity.path }
+        : { path: this.config.jobs.sqlitePath };
+    if (this.lost === undefined) return { up: true, details: { backend: 'sqlite', ...known } };
+    return { up: false, details: { backend: 'sqlite', ...known, ...this.lost } };
+  }
+
+  private check(): void {
+    if (!('identity' in this.store.opened)) return;
+    const finding = checkStoreFile(this.store.opened.identity);
+    if (finding === undefined) {
+      if (this.lost === undefined) return;
+      this.logger.log(
+        `Job store ${this.store.opened.identity.storeId} is back: jobs are served again`,
+      );
+      this.lost = undefined;
+      return;
+    }
+    if (this.lost?.problem === finding.problem) return;
+    this.lose(finding, this.heldJobs(finding.problem));
+  }
+
+  private lose(lost: Omit<Lost, 'since'>, held = ''): void {
+    this.lost = { ...lost, since: new Date().toISOString() };
+    this.logger.error(
+      `Job store unavailable (${lost.problem}): ${lost.message}${held}. Job submissions answer 503 QUEUE_UNAVAILABLE and readiness fails until it is fixed (docs/operations.md)`,
+    );
+  }
+
+  /**
+   * What the file this process still holds open contains: after a delete or a
+   * move, the jobs acknowledged so far live only there, so the operator learns
+   * how many, and where to copy them from before the process exits.
+   */
+  private heldJobs(problem: StoreFileProblem): string {
+    if (problem !== 'missing' && problem !== 'replaced') return '';
+    try {
+      const counts = Object.entries(this.store.counts());
+      const total = counts.reduce((sum, [, count]) => sum + count, 0);
+      const unfinished = counts
+        .filter(([status]) => status === 'queued' || status === 'running')
+        .reduce((sum, [, count]) => sum + count, 0);
+      return `; the file this process (pid ${process.pid}) still holds open has ${total} jobs (${unfinished} queued or running) that no other process sees, readable under /proc/${process.pid}/fd until it exits`;
+    } catch {
+      return '';
+    }
+  }
+}
