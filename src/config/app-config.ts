@@ -44,7 +44,8 @@ export abstract class AppConfig {
     readonly threads: number;
     readonly maxQueue: number;
     readonly taskTimeoutMs: number;
-    readonly maxOldGenerationMb: number | undefined;
+    /** V8 heap cap of each thread (MB). */
+    readonly maxOldGenerationMb: number;
     /** Recycle a thread after about this many tasks; 0 never does. */
     readonly maxTasksPerThread: number;
     /** Recycle a thread whose heap in use after a task exceeds this (MB); 0 never does. */
