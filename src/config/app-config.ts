@@ -38,6 +38,8 @@ export abstract class AppConfig {
     readonly schedulingPolicy: ClusterSchedulingPolicy;
     /** `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or `NODE_OPTIONS` sets it. */
     readonly maxSemiSpaceMb: number;
+    /** glibc malloc settings added to the forked HTTP processes' environment (ADR 0044). */
+    readonly mallocEnv: Readonly<Record<string, string>>;
   };
   abstract readonly pool: {
     /** Worker threads in this process; 0 runs tasks inline on the event loop. */

@@ -4,6 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
+import { mallocEnv } from './malloc-env';
 import { cgroupMemoryLimit, memoryDefaults, usableMemoryBytes } from './memory-limits';
 
 /**
@@ -88,7 +89,8 @@ export function loadConfig(
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   // NODE_OPTIONS is Node's, not ours: only read to leave an operator's own semi-space alone.
   const nodeOptionsSetSemiSpace = /--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? '');
-  return deepFreeze(resolveConfig(vars, machine, nodeOptionsSetSemiSpace));
+  // glibc's, not ours: read only to leave an operator's own malloc settings alone.
+  return deepFreeze(resolveConfig(vars, machine, nodeOptionsSetSemiSpace, mallocEnv(env)));
 }
 
 /** The message with the value as it was written, not as it was converted (`'x'`, not NaN). */
@@ -152,6 +154,7 @@ function resolveConfig(
   vars: EnvironmentVariables,
   machine: MachineFacts,
   nodeOptionsSetSemiSpace = false,
+  processMallocEnv: Record<string, string> = {},
 ): AppConfig {
   const clusterWorkers = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
   // Processes × threads should not exceed the cores: a CPU-bound thread beyond
@@ -208,6 +211,7 @@ function resolveConfig(
       workers: clusterWorkers,
       schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY,
       maxSemiSpaceMb: nodeOptionsSetSemiSpace ? 0 : vars.CLUSTER_MAX_SEMI_SPACE_MB,
+      mallocEnv: processMallocEnv,
     },
     pool: {
       threads,
