@@ -29,6 +29,12 @@ FROM node:${NODE_VERSION}-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
+# glibc's malloc settings that give a burst of big bodies' memory back (ADR 0044). The
+# cluster primary adds them to the processes it forks; a single process
+# (CLUSTER_WORKERS=1, as in Kubernetes) has no primary, so the image sets them.
+ENV MALLOC_ARENA_MAX=2 \
+    MALLOC_TRIM_THRESHOLD_=131072 \
+    MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules

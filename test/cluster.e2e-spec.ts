@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { MALLOC_DEFAULTS } from '../src/config/malloc-env';
 import { describeCounts, killFailures, steadyLoad, type LoadCounts } from './support/load';
 import { trigger, waitUntil } from './support/poll';
 import { startService, type ServiceProcess } from './support/service-process';
@@ -14,6 +16,19 @@ function readyPids(service: ServiceProcess): number[] {
     const match = /"msg":"process (\d+) ready"/.exec(line);
     return match === null ? [] : [Number(match[1])];
   });
+}
+
+/** A process's environment as it started, from /proc (Linux). */
+function environOf(pid: number): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((entry) => {
+        const at = entry.indexOf('=');
+        return [entry.slice(0, at), entry.slice(at + 1)];
+      }),
+  );
 }
 
 function startCluster(env: Record<string, string> = {}) {
@@ -180,5 +195,20 @@ describe('cluster (real processes, real signals)', () => {
     for (const pid of before) expect(after).not.toContain(pid);
     expect(counts.failed).toEqual({});
     expect(counts.succeeded).toBe(counts.sent);
+  });
+
+  it("gives the processes the primary forks glibc's malloc settings, and leaves an operator's own alone", async () => {
+    const running = await startCluster({ MALLOC_ARENA_MAX: '4' });
+    service = running;
+    await waitUntil('two ready processes', () => readyPids(running).length >= 2);
+    for (const pid of readyPids(running)) {
+      expect(environOf(pid)).toMatchObject({
+        MALLOC_ARENA_MAX: '4',
+        MALLOC_TRIM_THRESHOLD_: MALLOC_DEFAULTS.MALLOC_TRIM_THRESHOLD_,
+        MALLOC_MMAP_THRESHOLD_: MALLOC_DEFAULTS.MALLOC_MMAP_THRESHOLD_,
+      });
+    }
+    // The primary itself started without them: they are the fork's, not inherited.
+    expect(environOf(running.pid)).not.toHaveProperty('MALLOC_TRIM_THRESHOLD_');
   });
 });

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { EnvironmentVariables } from '../src/config/environment-variables';
+import { MALLOC_DEFAULTS } from '../src/config/malloc-env';
 import { copySources, parseDockerfile, type Instruction } from './support/dockerfile';
 import { postJson } from './support/http-app';
 import { startService, type ServiceProcess } from './support/service-process';
@@ -95,6 +96,13 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         .map((i) => i.args)
         .join(' '),
     ).toMatch(/HOST=0\.0\.0\.0\b/);
+    // A single process has no primary to give it the malloc settings: the image does.
+    const env = only(runtimeStage, 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    for (const [name, value] of Object.entries(MALLOC_DEFAULTS)) {
+      expect(env).toMatch(new RegExp(`\\b${name}=${value}\\b`));
+    }
     expect(JSON.parse(only(runtimeStage, 'CMD').at(-1)!.args)).toEqual(['node', 'dist/main.js']);
     expect(healthcheckCommand().join(' ')).toContain('/health/live');
   });

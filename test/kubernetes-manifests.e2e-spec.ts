@@ -61,12 +61,7 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
   });
 
   it('sets only variables the service reads, with values it accepts, one process per pod', () => {
-    const known = [
-      ...Object.keys(new EnvironmentVariables()),
-      'WORKER_MAX_OLD_GENERATION_MB',
-      'AUTH_API_KEYS_FILE',
-      'ADMIN_PORT',
-    ];
+    const known = [...Object.keys(new EnvironmentVariables()), 'AUTH_API_KEYS_FILE', 'ADMIN_PORT'];
     for (const name of Object.keys(env)) expect(known).toContain(name);
     expect(() => loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' })).not.toThrow();
     expect(env.CLUSTER_WORKERS).toBe('1');
@@ -137,11 +132,10 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
     const { requests, limits } = container.resources;
     expect(cpuCores(requests.cpu)).toBe(config.pool.threads);
     expect(cpuCores(limits.cpu)).toBe(config.pool.threads);
-    expect(config.pool.maxOldGenerationMb).toBeDefined();
     // A buffered body briefly needs twice its size (its chunks, then the joined Buffer).
     const bodiesMiB = (2 * config.http.bodyMemoryBudgetBytes) / 1024 ** 2;
     const needed =
-      config.pool.threads * config.pool.maxOldGenerationMb! + BASE_MEMORY_MIB + bodiesMiB;
+      config.pool.threads * config.pool.maxOldGenerationMb + BASE_MEMORY_MIB + bodiesMiB;
     expect(mebibytes(limits.memory)).toBeGreaterThanOrEqual(needed);
     expect(mebibytes(requests.memory)).toBe(mebibytes(limits.memory));
   });

@@ -83,7 +83,8 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   let quietUntil = 0;
 
   const fork = (): Member => {
-    const worker = cluster.fork();
+    // glibc reads its malloc settings as a process starts: they go into the fork's environment.
+    const worker = cluster.fork(config.cluster.mallocEnv);
     const pid = worker.process.pid;
     const exited = new Promise<void>((done) => worker.once('exit', () => done()));
     // Only our own message type is looked at; anything else on the channel is left alone.

@@ -138,11 +138,11 @@ export const Errors = {
   taskFailed: (message: string) => new AppError(ErrorCode.TASK_FAILED, message),
   workerCrashed: (detail: string) =>
     new AppError(ErrorCode.WORKER_CRASHED, `The worker thread died (${detail}); it was replaced`),
-  workerOutOfMemory: (limitMb: number | undefined) =>
+  workerOutOfMemory: (limitMb: number) =>
     new AppError(
       ErrorCode.WORKER_OUT_OF_MEMORY,
-      `The task exhausted its thread's heap${limitMb === undefined ? '' : ` of ${limitMb} MB`}; the thread was replaced`,
-      limitMb === undefined ? {} : { limit: limitMb },
+      `The task exhausted its thread's heap of ${limitMb} MB; the thread was replaced`,
+      { limit: limitMb },
     ),
   /** The thread's heap and buffers passed `WORKER_MAX_MEMORY_MB` while the task ran. */
   workerOverMemoryBudget: (limitMb: number) =>

@@ -40,13 +40,16 @@ export abstract class AppConfig {
     readonly schedulingPolicy: ClusterSchedulingPolicy;
     /** `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or `NODE_OPTIONS` sets it. */
     readonly maxSemiSpaceMb: number;
+    /** glibc malloc settings added to the forked HTTP processes' environment (ADR 0044). */
+    readonly mallocEnv: Readonly<Record<string, string>>;
   };
   abstract readonly pool: {
     /** Worker threads in this process; 0 runs tasks inline on the event loop. */
     readonly threads: number;
     readonly maxQueue: number;
     readonly taskTimeoutMs: number;
-    readonly maxOldGenerationMb: number | undefined;
+    /** V8 heap cap of each thread (MB). */
+    readonly maxOldGenerationMb: number;
     /** Recycle a thread after about this many tasks; 0 never does. */
     readonly maxTasksPerThread: number;
     /** Recycle a thread whose heap in use after a task exceeds this (MB); 0 never does. */

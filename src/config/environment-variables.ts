@@ -259,13 +259,13 @@ export class EnvironmentVariables {
   @IsInt({ message: 'JOBS_MAX_THREADS must be `auto` or a whole number' })
   JOBS_MAX_THREADS: number | 'auto' = 'auto';
 
-  /** Heap cap per thread; a task that exhausts it gets `WORKER_OUT_OF_MEMORY`. Unset: V8's default. */
-  @IsOptional()
-  @Type(() => Number)
+  /** V8 heap cap per thread (MB); a task that exhausts it gets 500 `WORKER_OUT_OF_MEMORY` and its thread is replaced. `auto`: half of the thread's `WORKER_MAX_MEMORY_MB` share of the usable memory (the container's limit, else the machine's), at most 1024, so that a runaway task fails within seconds (docs/adr/0044-memory-defaults-from-the-container.md). */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('WORKER_MAX_OLD_GENERATION_MB'))
   @Min(16)
   @Max(65_536)
-  @IsInt()
-  WORKER_MAX_OLD_GENERATION_MB?: number;
+  @IsInt({ message: 'WORKER_MAX_OLD_GENERATION_MB must be `auto` or a whole number' })
+  WORKER_MAX_OLD_GENERATION_MB: number | 'auto' = 'auto';
 
   /** Recycle a thread after about this many tasks (each thread draws its share within ±20 %, so threads do not all recycle at once); its replacement is started first and the old thread retires only once the new one has loaded its code. `0` never does. */
   @Type(() => Number)
@@ -273,7 +273,7 @@ export class EnvironmentVariables {
   @IsInt()
   WORKER_MAX_TASKS = 0;
 
-  /** Recycle a thread, as for `WORKER_MAX_TASKS`, when its V8 heap in use after a task exceeds this many MB: slow growth is shed before the heap cap fails a task. `auto`: 75 % of `WORKER_MAX_OLD_GENERATION_MB`, or of `WORKER_MAX_MEMORY_MB` when that is unset; `0` never. */
+  /** Recycle a thread, as for `WORKER_MAX_TASKS`, when its V8 heap in use after a task exceeds this many MB: slow growth is shed before the heap cap fails a task. `auto`: 75 % of `WORKER_MAX_OLD_GENERATION_MB`; `0` never. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('WORKER_RECYCLE_HEAP_MB'))
   @Min(0)
@@ -281,7 +281,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'WORKER_RECYCLE_HEAP_MB must be `auto` or a whole number' })
   WORKER_RECYCLE_HEAP_MB: number | 'auto' = 'auto';
 
-  /** Memory one thread may use while it runs a task, V8 heap and external memory (buffers, typed arrays) together, sampled every 50 ms; a task over it is stopped with 500 `WORKER_OUT_OF_MEMORY` and its thread replaced. `auto`: 75 % of the machine's memory (its cgroup limit when there is one) shared by every thread of every process; `0`: not watched. */
+  /** Memory one thread may use while it runs a task, V8 heap and external memory (buffers, typed arrays) together, sampled every 50 ms; a task over it is stopped with 500 `WORKER_OUT_OF_MEMORY` and its thread replaced. `auto`: 75 % of the usable memory (the container's cgroup limit, else the machine's) shared by every thread of every process, between 64 and 2048; `0`: not watched. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('WORKER_MAX_MEMORY_MB'))
   @Min(0)
@@ -329,7 +329,7 @@ export class EnvironmentVariables {
   @IsInt()
   BINARY_BODY_LIMIT_BYTES = 67_108_864;
 
-  /** Bytes of request bodies a process holds at once (being received, queued or on a thread); a body that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the process may use (the container's limit, else the machine's, shared among `CLUSTER_WORKERS`), and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least `BINARY_BODY_LIMIT_BYTES`. */
+  /** Bytes of request bodies a process holds at once (being received, queued or on a thread); a body that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the process may use (the container's limit, else the machine's, shared among `CLUSTER_WORKERS`), at most 256 MiB, and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least `BINARY_BODY_LIMIT_BYTES`. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('BODY_MEMORY_BUDGET_BYTES'))
   @Min(1024)

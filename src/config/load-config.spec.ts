@@ -28,6 +28,24 @@ describe(loadConfig.name, () => {
     expect(budget({ BODY_MEMORY_BUDGET_BYTES: '100000000' }, GiB)).toBe(100_000_000);
   });
 
+  it('bounds the heap per thread by the container, with a ceiling, and lets explicit values win', () => {
+    const pool = (env: Record<string, string>, memoryBytes: number) =>
+      loadConfig(env, { ...machine, memoryBytes }).pool;
+    // A 2 GiB container, 2 processes of 1 thread: 768 MiB a thread, 384 of it heap.
+    expect(pool({ CLUSTER_WORKERS: '2', POOL_THREADS: '1' }, 2 * GiB)).toMatchObject({
+      maxMemoryMb: 768,
+      maxOldGenerationMb: 384,
+    });
+    // A 64 GiB machine: the ceilings, not gigabytes of heap per thread.
+    expect(pool({ CLUSTER_WORKERS: '2' }, 64 * GiB)).toMatchObject({
+      maxMemoryMb: 2048,
+      maxOldGenerationMb: 1024,
+    });
+    expect(
+      pool({ WORKER_MAX_OLD_GENERATION_MB: '3000', WORKER_MAX_MEMORY_MB: '5000' }, 64 * GiB),
+    ).toMatchObject({ maxMemoryMb: 5000, maxOldGenerationMb: 3000, recycleHeapMb: 2250 });
+  });
+
   it('refuses a body budget below the binary body limit, and an admin port equal to the port', () => {
     expect(problemsOf({ BODY_MEMORY_BUDGET_BYTES: '1048576' })).toEqual([
       'BODY_MEMORY_BUDGET_BYTES must be at least BINARY_BODY_LIMIT_BYTES (got 1048576 < 67108864)',
@@ -48,8 +66,8 @@ describe(loadConfig.name, () => {
       adminPort: undefined,
       docsEnabled: true,
       trustProxy: [],
-      // A quarter of 8 GiB over 4 processes.
-      bodyMemoryBudgetBytes: 512 * 1024 ** 2,
+      // A quarter of 8 GiB over 4 processes is 512 MiB: the ceiling holds it to 256.
+      bodyMemoryBudgetBytes: 256 * 1024 ** 2,
       bodyLimitBytes: 1_048_576,
       maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
@@ -65,7 +83,10 @@ describe(loadConfig.name, () => {
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
       maxTasksPerThread: 0,
-      maxOldGenerationMb: undefined,
+      // 75 % of 8 GiB over 4 threads, and half of that for the heap.
+      maxMemoryMb: 1536,
+      maxOldGenerationMb: 768,
+      recycleHeapMb: 576,
     });
     expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
     // auto: 4 cores, 4 processes of 1 thread, so jobs may take that one thread.

@@ -4,6 +4,8 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
+import { mallocEnv } from './malloc-env';
+import { cgroupMemoryLimit, memoryDefaults, usableMemoryBytes } from './memory-limits';
 
 /**
  * Queue slots per thread when `POOL_MAX_QUEUE=auto`. The scheduler admits by
@@ -20,7 +22,6 @@ export const AUTO_QUEUE_PER_THREAD = 128;
 const VARIABLE_NAMES = [
   ...Object.keys(new EnvironmentVariables()),
   'ADMIN_PORT',
-  'WORKER_MAX_OLD_GENERATION_MB',
   'REDIS_URL',
   'RESULT_ENCRYPTION_KEY',
   'TASK_MODULES',
@@ -49,13 +50,13 @@ export interface MachineFacts {
   readonly memoryBytes?: number;
 }
 
-/**
- * The cgroup's memory limit (a container's), when there is one, else the
- * machine's: `process.constrainedMemory()` is 0 (or 2^64) when nothing
- * constrains the process.
- */
+/** The container's memory limit when there is one, else the machine's (ADR 0044). */
 const usableMemory = (): number =>
-  Math.min(totalmem(), process.constrainedMemory() || Number.POSITIVE_INFINITY);
+  usableMemoryBytes({
+    totalBytes: totalmem(),
+    constrainedBytes: process.constrainedMemory(),
+    cgroupBytes: cgroupMemoryLimit(),
+  });
 
 const currentMachine = (): MachineFacts => ({
   cores: availableParallelism(),
@@ -64,17 +65,8 @@ const currentMachine = (): MachineFacts => ({
   memoryBytes: usableMemory(),
 });
 
-/** Share of the usable memory the threads' budgets add up to (`WORKER_MAX_MEMORY_MB=auto`). */
-export const AUTO_THREAD_MEMORY_SHARE = 0.75;
 /** Share of the heap cap past which a thread is recycled (`WORKER_RECYCLE_HEAP_MB=auto`). */
 export const AUTO_RECYCLE_HEAP_SHARE = 0.75;
-
-/**
- * Share of a process's memory its request bodies may hold, for
- * `BODY_MEMORY_BUDGET_BYTES=auto`: a buffered body briefly needs twice its size
- * (the chunks, then the joined Buffer), and the rest is heap, threads and headroom.
- */
-export const BODY_BUDGET_SHARE = 0.25;
 
 /**
  * Parses and validates the environment once. Every offending variable is
@@ -97,7 +89,8 @@ export function loadConfig(
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   // NODE_OPTIONS is Node's, not ours: only read to leave an operator's own semi-space alone.
   const nodeOptionsSetSemiSpace = /--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? '');
-  return deepFreeze(resolveConfig(vars, machine, nodeOptionsSetSemiSpace));
+  // glibc's, not ours: read only to leave an operator's own malloc settings alone.
+  return deepFreeze(resolveConfig(vars, machine, nodeOptionsSetSemiSpace, mallocEnv(env)));
 }
 
 /** The message with the value as it was written, not as it was converted (`'x'`, not NaN). */
@@ -161,6 +154,7 @@ function resolveConfig(
   vars: EnvironmentVariables,
   machine: MachineFacts,
   nodeOptionsSetSemiSpace = false,
+  processMallocEnv: Record<string, string> = {},
 ): AppConfig {
   const clusterWorkers = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
   // Processes × threads should not exceed the cores: a CPU-bound thread beyond
@@ -169,18 +163,18 @@ function resolveConfig(
     vars.POOL_THREADS === 'auto'
       ? Math.max(1, Math.floor(machine.cores / clusterWorkers))
       : vars.POOL_THREADS;
+  const memory = memoryDefaults({
+    memoryBytes: machine.memoryBytes ?? usableMemory(),
+    processes: clusterWorkers,
+    threads,
+    binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
+  });
   const maxMemoryMb =
-    vars.WORKER_MAX_MEMORY_MB === 'auto'
-      ? Math.max(
-          64,
-          Math.floor(
-            ((machine.memoryBytes ?? usableMemory()) * AUTO_THREAD_MEMORY_SHARE) /
-              (1024 * 1024) /
-              (clusterWorkers * Math.max(1, threads)),
-          ),
-        )
-      : vars.WORKER_MAX_MEMORY_MB;
-  const heapCapMb = vars.WORKER_MAX_OLD_GENERATION_MB ?? maxMemoryMb;
+    vars.WORKER_MAX_MEMORY_MB === 'auto' ? memory.threadMemoryMb : vars.WORKER_MAX_MEMORY_MB;
+  const heapCapMb =
+    vars.WORKER_MAX_OLD_GENERATION_MB === 'auto'
+      ? memory.heapCapMb
+      : vars.WORKER_MAX_OLD_GENERATION_MB;
   const recycleHeapMb =
     vars.WORKER_RECYCLE_HEAP_MB === 'auto'
       ? Math.floor(heapCapMb * AUTO_RECYCLE_HEAP_SHARE)
@@ -189,7 +183,6 @@ function resolveConfig(
     vars.POOL_MAX_QUEUE === 'auto'
       ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
       : vars.POOL_MAX_QUEUE;
-  const memoryPerProcess = (machine.memoryBytes ?? usableMemory()) / clusterWorkers;
   return {
     http: {
       port: vars.PORT,
@@ -201,7 +194,7 @@ function resolveConfig(
         .filter((entry) => entry !== ''),
       bodyMemoryBudgetBytes:
         vars.BODY_MEMORY_BUDGET_BYTES === 'auto'
-          ? Math.max(vars.BINARY_BODY_LIMIT_BYTES, Math.floor(memoryPerProcess * BODY_BUDGET_SHARE))
+          ? memory.bodyBudgetBytes
           : vars.BODY_MEMORY_BUDGET_BYTES,
       bodyLimitBytes: vars.BODY_LIMIT_BYTES,
       maxJsonNodes: vars.BODY_MAX_JSON_NODES,
@@ -221,12 +214,13 @@ function resolveConfig(
       workers: clusterWorkers,
       schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY,
       maxSemiSpaceMb: nodeOptionsSetSemiSpace ? 0 : vars.CLUSTER_MAX_SEMI_SPACE_MB,
+      mallocEnv: processMallocEnv,
     },
     pool: {
       threads,
       maxQueue,
       taskTimeoutMs: vars.TASK_TIMEOUT_MS,
-      maxOldGenerationMb: vars.WORKER_MAX_OLD_GENERATION_MB,
+      maxOldGenerationMb: heapCapMb,
       maxTasksPerThread: vars.WORKER_MAX_TASKS,
       recycleHeapMb,
       maxMemoryMb,

@@ -17,13 +17,11 @@ describe(piscinaOptions.name, () => {
     });
   });
 
-  it("bounds each thread's heap only when a limit is configured", () => {
+  it("bounds each thread's heap by the configured cap", () => {
     const limited = testConfig({ WORKER_MAX_OLD_GENERATION_MB: '64' }).pool;
     expect(piscinaOptions(limited, balancer).resourceLimits).toEqual({
       maxOldGenerationSizeMb: 64,
     });
-    const unlimited = { ...testConfig().pool, maxOldGenerationMb: undefined };
-    expect(piscinaOptions(unlimited, balancer).resourceLimits).toBeUndefined();
   });
 
   it("keeps Piscina's own queue as a backstop of at least one", () => {

@@ -53,8 +53,7 @@ export function piscinaOptions(
     // wait for a thread being replaced, and its limit is a backstop.
     maxQueue: Math.max(1, maxQueue),
     concurrentTasksPerWorker: 1,
-    resourceLimits:
-      maxOldGenerationMb === undefined ? undefined : { maxOldGenerationSizeMb: maxOldGenerationMb },
+    resourceLimits: { maxOldGenerationSizeMb: maxOldGenerationMb },
     loadBalancer,
     workerData,
     recordTiming: false,

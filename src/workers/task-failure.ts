@@ -22,7 +22,7 @@ export interface ClassifiedFailure {
 /** The bounds a failure's error names. */
 export interface FailureLimits {
   readonly taskTimeoutMs: number;
-  readonly maxOldGenerationMb: number | undefined;
+  readonly maxOldGenerationMb: number;
   /** Heap and external memory a thread may use (`WORKER_MAX_MEMORY_MB`). */
   readonly maxMemoryMb: number;
 }
