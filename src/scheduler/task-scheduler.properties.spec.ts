@@ -195,9 +195,12 @@ describe(`${TaskScheduler.name} properties`, () => {
         const refused = outcomes.filter(({ outcome }) => outcome === 'refused');
         expect(refused.length).toBeGreaterThan(0);
         expect(outcomes.some(({ outcome }) => outcome === 'done')).toBe(true);
-        // At arrival, but for those a run that overran pushed past their latest start.
-        const atOnce = refused.filter(({ at }) => at === startedAt);
-        expect(atOnce.length).toBeGreaterThanOrEqual(0.9 * refused.length);
+        // At arrival, but for those admitted on a floor below the true cost (a
+        // fast run among the measured ones), refused later at their latest
+        // start: per thread, about (deadline / cost) × noise / (1 - noise).
+        const late = refused.filter(({ at }) => at !== startedAt).length;
+        const slack = ((perThread / 2) * shape.noise) / (1 - shape.noise);
+        expect(late).toBeLessThanOrEqual(slots * (slack + 2));
         for (const { at, deadlineAt } of refused) expect(at).toBeLessThan(deadlineAt);
       }),
       { numRuns: 25 },
@@ -216,8 +219,11 @@ describe(`${TaskScheduler.name} properties`, () => {
         );
         const refused = outcomes.filter(({ outcome }) => outcome === 'refused');
         expect(refused.length).toBeGreaterThan(0);
-        const early = refused.filter(({ at, deadlineAt }) => at <= deadlineAt - deadlineMs / 2);
-        expect(early.length).toBeGreaterThanOrEqual(0.9 * refused.length);
+        // Within the first half of the deadline, but for those admitted on a
+        // floor below the true cost, as above.
+        const late = refused.filter(({ at, deadlineAt }) => at > deadlineAt - deadlineMs / 2);
+        const slack = ((perThread / 2) * shape.noise) / (1 - shape.noise);
+        expect(late.length).toBeLessThanOrEqual(slots * (slack + 2));
         for (const { at, deadlineAt } of refused) expect(at).toBeLessThan(deadlineAt);
       }),
       { numRuns: 25 },
