@@ -72,7 +72,7 @@ export class EnvironmentVariables {
   @IsInt()
   METRICS_CACHE_MS = 1_000;
 
-  /** Requests per second one client (its authenticated identity, else its address) may make to the operator routes (`/metrics`, the detailed `/health`), on whichever port serves them, per process; past it: 429 `RATE_LIMITED`, answered when the client's second is over, so a client that retries at once cannot turn refusals into a flood of their own. `0`: no limit. */
+  /** Requests per second one client address (an IPv6 client by its subnet) may make to the operator routes (`/metrics`, the detailed `/health`), on whichever port serves them, per process; past it: 429 `RATE_LIMITED`, answered when the client's second is over, so a client that retries at once cannot turn refusals into a flood of their own. `0`: no limit. */
   @Type(() => Number)
   @Min(0)
   @Max(1_000_000)
