@@ -1,6 +1,13 @@
 /**
- * The admin surface and the memory budget, before and after (issue 18 and 16):
+ * The admin surface and the memory budget:
  *
+ * 0. What an operator-route flood costs tasks: `factorial` throughput alone,
+ *    beside 50 connections scraping `/metrics` back to back, and beside 50
+ *    asking the detailed `/health`, alternated in one run, for each of: the
+ *    public port or `ADMIN_PORT`, with the operator routes' per-client limit
+ *    and health cache off (as before them) and at their defaults. The flood
+ *    runs in a process of its own (autocannon's CLI), so it does not share the
+ *    task load's event loop; it runs 3 s before the tasks are measured.
  * 1. What a scrape costs the service's main threads beside a `/health/live`
  *    request: one scrape a second apart (a fresh collection every time), and
  *    scrapes back to back (after: answered from the shared collection).
@@ -9,11 +16,13 @@
  * 3. 30 concurrent 64 MiB `hash` uploads: answers, peak RSS, RSS 10 s later,
  *    and the liveness probe's p99 while they arrive.
  *
- *   npx tsx bench/admin.ts [--before <checkout>] [--seconds 10]
+ *   npx tsx bench/admin.ts [--before <checkout>] [--seconds 10] [--only flood]
  *
  * `--before` names another checkout of corepool, built (`npm run build`), run
  * the same way with the same environment; its scrapes go to the public port.
  */
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -28,6 +37,8 @@ const { values: args } = parseArgs({
   options: {
     before: { type: 'string' },
     seconds: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -114,15 +125,18 @@ function scrapeAtRate(url: string, perSecond: number): () => Promise<number> {
   };
 }
 
+/** The tasks measured beside scrapes and floods: `factorial` of 2,000, a few ms on a thread. */
+const factorialTarget = (url: string): Target => ({
+  url,
+  path: '/api/tasks/factorial',
+  method: 'POST',
+  body: JSON.stringify({ n: 2000 }),
+  contentType: 'application/json',
+});
+
 async function scrapesBesideTasks(build: Build): Promise<string> {
   const { service, admin } = await start(build, { CLUSTER_WORKERS: '2', POOL_THREADS: '1' });
-  const target: Target = {
-    url: service.url,
-    path: '/api/tasks/factorial',
-    method: 'POST',
-    body: JSON.stringify({ n: 2000 }),
-    contentType: 'application/json',
-  };
+  const target = factorialTarget(service.url);
   try {
     await throughput(target, 4, 2);
     // Alone and beside scrapes, twice, alternating: the machine is shared and its load drifts.
@@ -189,8 +203,129 @@ async function bigUploads(build: Build): Promise<string> {
   }
 }
 
+/** Rounds of "alone, beside a /metrics flood, beside a /health flood", alternated. */
+const FLOOD_ROUNDS = Number(args.rounds);
+const FLOOD_CONNECTIONS = 50;
+const AUTOCANNON_CLI = `${ROOT}/node_modules/autocannon/autocannon.js`;
+
+interface FloodAnswers {
+  readonly ok: number;
+  readonly refused: number;
+  readonly seconds: number;
+}
+
+/** 50 connections asking `url` back to back for `seconds`, from a process of their own. */
+function flood(url: string, seconds: number): Promise<FloodAnswers> {
+  return new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [AUTOCANNON_CLI, '-j', '-c', String(FLOOD_CONNECTIONS), '-d', String(seconds), url],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', fail);
+    child.once('exit', () => {
+      try {
+        const result = JSON.parse(out) as { '2xx': number; non2xx: number; duration: number };
+        done({ ok: result['2xx'], refused: result.non2xx, seconds: result.duration });
+      } catch (error) {
+        fail(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  });
+}
+
+/** How long a flood runs before the tasks are measured: its process starts slowly on a busy machine. */
+const FLOOD_LEAD_MS = 3_000;
+
+/** Task throughput while a flood of `path` runs on `base`, from its lead on. */
+async function besideFlood(target: Target, base: string, path: string) {
+  const running = flood(`${base}${path}`, SECONDS + FLOOD_LEAD_MS / 1000 + 1);
+  await sleep(FLOOD_LEAD_MS);
+  const tasks = await throughput(target, 4, SECONDS);
+  const answers = await running;
+  return { tasks: tasks.perSecond, answers };
+}
+
+async function operatorFlood(build: Build, limits: boolean): Promise<string> {
+  // Two processes of one thread: the default on this 2-core machine.
+  const { service, admin } = await start(build, {
+    CLUSTER_WORKERS: '2',
+    ...(limits ? {} : { OPERATOR_REQUESTS_PER_SECOND: '0', HEALTH_CACHE_MS: '0' }),
+  });
+  const target = factorialTarget(service.url);
+  try {
+    await throughput(target, 4, 2);
+    const alone: number[] = [];
+    const metrics: number[] = [];
+    const health: number[] = [];
+    const answered: string[] = [];
+    const perSecond = ({ ok, refused, seconds }: FloodAnswers) =>
+      `${(ok / seconds).toFixed(0)} + ${(refused / seconds).toFixed(0)}`;
+    for (let round = 0; round < FLOOD_ROUNDS; round++) {
+      alone.push((await throughput(target, 4, SECONDS)).perSecond);
+      const besideMetrics = await besideFlood(target, admin, '/metrics');
+      metrics.push(besideMetrics.tasks);
+      const besideHealth = await besideFlood(target, admin, '/health');
+      health.push(besideHealth.tasks);
+      answered.push(`${perSecond(besideMetrics.answers)} / ${perSecond(besideHealth.answers)}`);
+    }
+    const list = (values: number[]) => values.map((value) => value.toFixed(0)).join(', ');
+    // Each flood against the alone round just before it; the median, since the machine drifts.
+    const ratios = (values: number[]) => {
+      const each = values.map((value, i) => value / alone[i]!);
+      return `${each.map((ratio) => ratio.toFixed(2)).join(', ')}; median **${median(each).toFixed(2)}**`;
+    };
+    const where = build.adminPort ? 'ADMIN_PORT' : 'public port';
+    const setting = limits ? 'defaults' : 'limit and health cache off';
+    return `| ${build.label} | ${where} | ${setting} | ${list(alone)} | ${list(metrics)} (${ratios(metrics)}) | ${list(health)} (${ratios(health)}) | ${answered.join('; ')} |`;
+  } finally {
+    await service.stop();
+  }
+}
+
+async function floodRows(): Promise<string[]> {
+  log(
+    `load average before: ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(', ')}`,
+  );
+  const rows: string[] = [];
+  for (const adminPort of [false, true]) {
+    for (const limits of [false, true]) {
+      rows.push(await operatorFlood({ label: 'after', cwd: ROOT, adminPort }, limits));
+    }
+  }
+  return rows;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function logFloodRows(rows: readonly string[]): void {
+  log(
+    `\nload average after: ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(', ')}`,
+  );
+  log(
+    `\ncompute (factorial 2000, 4 connections, ${SECONDS} s) alone and beside ${FLOOD_CONNECTIONS} connections flooding an operator route, ${FLOOD_ROUNDS} rounds alternated (default processes and threads):\n`,
+  );
+  log(
+    '| build | operator routes on | operator limits | tasks/s alone | tasks/s beside a /metrics flood (ratio) | tasks/s beside a /health flood (ratio) | flood answers/s, 2xx + refused (/metrics / /health) |',
+  );
+  log('| --- | --- | --- | --- | --- | --- | --- |');
+  rows.forEach((row) => log(row));
+}
+
 async function main(): Promise<void> {
   buildIfNeeded(log);
+  const flooded = await floodRows();
+  if (args.only === 'flood') return logFloodRows(flooded);
   const builds: Build[] = [
     ...(args.before === undefined ? [] : [{ label: 'before', cwd: args.before, adminPort: false }]),
     { label: 'after', cwd: ROOT, adminPort: true },
@@ -215,6 +350,7 @@ async function main(): Promise<void> {
   log('| build | answers | RSS before | peak RSS | RSS 10 s after | /health/live p99 |');
   log('| --- | --- | --- | --- | --- | --- |');
   rows.uploads.forEach((row) => log(row));
+  logFloodRows(flooded);
 }
 
 main().catch((error: unknown) => {

@@ -14,6 +14,7 @@ import { clientErrorHandler, frameworkErrorHandler } from './http/framework-erro
 import { AdminListener } from './http/admin-listener';
 import { BodyMemoryBudget } from './http/body-memory-budget';
 import { LeanFastifyAdapter } from './http/lean-fastify-adapter';
+import { registerOperatorRateLimit } from './http/operator-rate-limit';
 import { registerHooks } from './http/hooks';
 import { setupOpenApi } from './http/openapi';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
@@ -98,6 +99,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     log: logger,
     isExempt: (request) => routeProfileOf(request).access === 'public',
   });
+  const operatorLimit = await registerOperatorRateLimit(fastify, config.operator.requestsPerSecond);
   const { adminPort } = config.http;
   // Its requests take the same way through Fastify as the public ones.
   const admin =
@@ -112,6 +114,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     taskAdmission,
     budget: app.get(BodyMemoryBudget),
     admin,
+    operatorLimit,
     // Routes Fastify calls without Nest's pipeline: the hot ones (tasks, liveness).
     direct: new Map([...directTaskRoutes(app), ...directHealthRoutes(app)]),
     bodies: {

@@ -1,5 +1,6 @@
 import { Agent, get } from 'node:http';
 import { postJson, startApp, type RunningApp } from './support/http-app';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(60_000);
 
@@ -26,7 +27,81 @@ function runs(samples: readonly Sample[]): string {
   return folded.join(' ');
 }
 
-describe('health probes (real server, real threads)', () => {
+describe('readiness by default: can serve, not busy (real server, real threads)', () => {
+  let service: RunningApp;
+  const ready = async () => {
+    const response = await fetch(`${service.url}/health/ready`);
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  // One thread, so two tasks are enough to saturate it; a wedge is called after 1 s.
+  beforeAll(async () => {
+    service = await startApp({
+      POOL_THREADS: '1',
+      TASK_TIMEOUT_MS: '60000',
+      READY_PROGRESS_TIMEOUT_MS: '1000',
+    });
+  });
+  afterAll(() => service.close());
+
+  it('stays ready while the pool is saturated, and says so in the details', async () => {
+    const tasks = Array.from({ length: 6 }, () =>
+      postJson(`${service.url}/api/tasks/sleep`, { ms: 300 }).then((response) => response.status),
+    );
+    let settled = false;
+    const allSettled = Promise.all(tasks).finally(() => {
+      settled = true;
+    });
+    const statuses: number[] = [];
+    const saturatedDetails: number[] = [];
+    while (!settled) {
+      const { status, body } = await ready();
+      if (body.details.pool.saturated === true) statuses.push(status);
+      const details = await fetch(`${service.url}/health`);
+      const detailed = (await details.json()) as any;
+      if (detailed.details.pool.saturated === true) saturatedDetails.push(details.status);
+    }
+    expect(await allSettled).toEqual([200, 200, 200, 200, 200, 200]);
+    // Probes came while tasks waited for the one busy thread, and every one was ready.
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    expect(saturatedDetails.length).toBeGreaterThan(0);
+    expect(new Set(saturatedDetails)).toEqual(new Set([200]));
+  });
+
+  it('fails readiness with the reason once tasks wait and none finished for READY_PROGRESS_TIMEOUT_MS, and recovers', async () => {
+    // A task that never yields holds the only thread; the second one waits behind it.
+    const clients = new AbortController();
+    const stuck = Array.from({ length: 2 }, () =>
+      fetch(`${service.url}/api/tasks/sleep`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ms: 50_000 }),
+        signal: clients.signal,
+      }).catch(() => 'aborted'),
+    );
+    try {
+      await waitUntil('readiness to fail', async () => (await ready()).status === 503);
+      const { status, body } = await ready();
+      expect(status).toBe(503);
+      expect(body.error.pool).toMatchObject({
+        status: 'down',
+        saturated: true,
+        progressTimeoutMs: 1000,
+        message: expect.stringContaining('the pool is wedged'),
+      });
+      expect(body.error.pool.stalledMs).toBeGreaterThanOrEqual(1000);
+      expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+    } finally {
+      // The clients leave: the waiting task goes, the stuck one's thread is stopped and replaced.
+      clients.abort();
+      await Promise.all(stuck);
+    }
+    await waitUntil('readiness to recover', async () => (await ready()).status === 200);
+  });
+});
+
+describe('health probes with READY_QUEUE_HIGH_WATER set (real server, real threads)', () => {
   let service: RunningApp;
 
   // High-water 0.5 of a queue of 6: readiness fails at 3 queued and recovers at 1.
@@ -52,6 +127,8 @@ describe('health probes (real server, real threads)', () => {
         utilization: expect.any(Number),
         queueSize: 0,
         maxQueue: 6,
+        saturated: false,
+        stalledMs: 0,
         waitP95Ms: expect.any(Number),
         runP95Ms: expect.any(Number),
       },

@@ -109,8 +109,18 @@ export abstract class AppConfig {
     readonly tasksInFlight: number;
   };
   abstract readonly readiness: {
-    readonly queueHighWater: number;
+    /** Share of the queue limit at which readiness fails; undefined: saturation never fails it. */
+    readonly queueHighWater: number | undefined;
+    /** Tasks waiting and none started for this long fail readiness (a wedged pool); 0: never. */
+    readonly progressTimeoutMs: number;
     readonly maxEventLoopDelayMs: number;
+  };
+  /** The operator routes (metrics, detailed health). */
+  abstract readonly operator: {
+    /** Per client and process; 0 is no limit. */
+    readonly requestsPerSecond: number;
+    /** A gathering of the detailed health answers later requests for this long (ms). */
+    readonly healthCacheMs: number;
   };
   abstract readonly shutdown: {
     readonly delayMs: number;

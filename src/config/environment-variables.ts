@@ -17,6 +17,11 @@ const autoOrNumber = () =>
   Transform(({ value }: { value: unknown }) => (value === 'auto' ? 'auto' : Number(value)));
 const isNotAuto = (property: keyof EnvironmentVariables) => (env: EnvironmentVariables) =>
   env[property] !== 'auto';
+/** `off` or a number: the string stays `off`, anything else becomes a number (NaN fails). */
+const offOrNumber = () =>
+  Transform(({ value }: { value: unknown }) => (value === 'off' ? 'off' : Number(value)));
+const isNotOff = (property: keyof EnvironmentVariables) => (env: EnvironmentVariables) =>
+  env[property] !== 'off';
 
 /** How the cluster's processes share the port; see docs/adr/0010-kernel-distributes-connections.md. */
 export const CLUSTER_SCHEDULING_POLICIES = ['kernel', 'round-robin'] as const;
@@ -71,6 +76,20 @@ export class EnvironmentVariables {
   @Max(60_000)
   @IsInt()
   METRICS_CACHE_MS = 1_000;
+
+  /** Requests per second one client address (an IPv6 client by its subnet) may make to the operator routes (`/metrics`, the detailed `/health`), on whichever port serves them, per process; past it: 429 `RATE_LIMITED`, answered when the client's second is over, so a client that retries at once cannot turn refusals into a flood of their own. `0`: no limit. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt()
+  OPERATOR_REQUESTS_PER_SECOND = 10;
+
+  /** How long one gathering of the detailed `/health` answers later requests too; concurrent requests share one gathering whatever this is. `0`: every request that finds none running gathers anew. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(60_000)
+  @IsInt()
+  HEALTH_CACHE_MS = 1_000;
 
   /** `false`: no Swagger UI at `/docs` and no OpenAPI document at `/docs-json` (404). `true`: both, served from the few Swagger UI files the page needs. */
   @IsIn(['true', 'false'])
@@ -380,14 +399,26 @@ export class EnvironmentVariables {
   @IsInt()
   HTTP_MAX_CONNECTION_AGE_MS = 5_000;
 
-  /** Readiness fails when the queue is this full (share of `POOL_MAX_QUEUE`), and recovers when it is down to half of that. */
-  @Type(() => Number)
+  /** `off` (the default): a busy pool never fails readiness, since every replica behind one load balancer saturates together and failing them all empties the Service (docs/adr/0043-readiness-means-can-serve.md); admission answers the excess with 503 `POOL_SATURATED` and the autoscaler adds replicas. A share of `POOL_MAX_QUEUE`: readiness also fails when the queue is this full, and recovers when it is down to half of that, for load balancers that send a removed replica's traffic to replicas with room. */
+  @offOrNumber()
+  @ValidateIf(isNotOff('READY_QUEUE_HIGH_WATER'))
   @Min(0.05)
   @Max(1)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  READY_QUEUE_HIGH_WATER = 0.8;
+  @IsNumber(
+    { allowNaN: false, allowInfinity: false },
+    { message: 'READY_QUEUE_HIGH_WATER must be `off` or a number' },
+  )
+  READY_QUEUE_HIGH_WATER: number | 'off' = 'off';
 
-  /** Readiness fails past this event-loop delay (p99 over the last second). */
+  /** Readiness fails while tasks wait and none has started on a thread for this long: a wedged pool (threads stuck in tasks that ignore their deadline). `auto`: `TASK_TIMEOUT_MS` + `CANCEL_GRACE_MS` + 10 s, so threads that all run to their deadline are not taken for wedged. `0`: never. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('READY_PROGRESS_TIMEOUT_MS'))
+  @Min(0)
+  @Max(86_400_000)
+  @IsInt({ message: 'READY_PROGRESS_TIMEOUT_MS must be `auto` or a whole number' })
+  READY_PROGRESS_TIMEOUT_MS: number | 'auto' = 'auto';
+
+  /** Readiness fails past this event-loop delay (p99 over the last second): every request on the process waits that long before its first line of code runs. */
   @Type(() => Number)
   @Min(1)
   @IsInt()

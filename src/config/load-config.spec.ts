@@ -88,7 +88,13 @@ describe(loadConfig.name, () => {
       maxOldGenerationMb: 768,
       recycleHeapMb: 576,
     });
-    expect(config.readiness).toEqual({ queueHighWater: 0.8, maxEventLoopDelayMs: 200 });
+    // Saturation never fails readiness by default; a wedged pool does, after deadline + grace + 10 s.
+    expect(config.readiness).toEqual({
+      queueHighWater: undefined,
+      progressTimeoutMs: 40_300,
+      maxEventLoopDelayMs: 200,
+    });
+    expect(config.operator).toEqual({ requestsPerSecond: 10, healthCacheMs: 1_000 });
     // auto: 4 cores, 4 processes of 1 thread, so jobs may take that one thread.
     expect(config.scheduler).toEqual({
       targetDelayMs: 100,
@@ -156,6 +162,21 @@ describe(loadConfig.name, () => {
     expect(loadConfig({ JOBS_MAX_THREADS: '4' }, machine).scheduler.jobsMaxThreads).toBe(4);
     expect(problemsOf({ CLIENT_KEY_HEADER: 'X Client' })).toEqual([
       'CLIENT_KEY_HEADER must be a lower-case header name (got "X Client")',
+    ]);
+  });
+
+  it('takes an explicit readiness high-water mark and progress timeout', () => {
+    expect(
+      loadConfig(
+        { READY_QUEUE_HIGH_WATER: '0.5', READY_PROGRESS_TIMEOUT_MS: '0', TASK_TIMEOUT_MS: '5000' },
+        machine,
+      ).readiness,
+    ).toMatchObject({ queueHighWater: 0.5, progressTimeoutMs: 0 });
+    expect(loadConfig({ TASK_TIMEOUT_MS: '5000' }, machine).readiness.progressTimeoutMs).toBe(
+      15_300,
+    );
+    expect(problemsOf({ READY_QUEUE_HIGH_WATER: 'never' })).toEqual([
+      expect.stringContaining('READY_QUEUE_HIGH_WATER must be `off` or a number'),
     ]);
   });
 

@@ -150,6 +150,13 @@ function authChecks(vars: EnvironmentVariables): string[] {
 /** Margin of the `auto` connection timeout over the task deadline, for writing the response. */
 export const CONNECTION_TIMEOUT_MARGIN_MS = 10_000;
 
+/**
+ * Margin of the `auto` progress timeout over a task's deadline and grace: threads that all
+ * run to their deadline start the next waiting task after that, so only past it is the
+ * pool wedged rather than busy.
+ */
+export const PROGRESS_TIMEOUT_MARGIN_MS = 10_000;
+
 function resolveConfig(
   vars: EnvironmentVariables,
   machine: MachineFacts,
@@ -272,8 +279,17 @@ function resolveConfig(
       tasksInFlight: vars.QUOTA_TASKS_IN_FLIGHT,
     },
     readiness: {
-      queueHighWater: vars.READY_QUEUE_HIGH_WATER,
+      queueHighWater:
+        vars.READY_QUEUE_HIGH_WATER === 'off' ? undefined : vars.READY_QUEUE_HIGH_WATER,
+      progressTimeoutMs:
+        vars.READY_PROGRESS_TIMEOUT_MS === 'auto'
+          ? vars.TASK_TIMEOUT_MS + vars.CANCEL_GRACE_MS + PROGRESS_TIMEOUT_MARGIN_MS
+          : vars.READY_PROGRESS_TIMEOUT_MS,
       maxEventLoopDelayMs: vars.READY_MAX_EVENT_LOOP_DELAY_MS,
+    },
+    operator: {
+      requestsPerSecond: vars.OPERATOR_REQUESTS_PER_SECOND,
+      healthCacheMs: vars.HEALTH_CACHE_MS,
     },
     shutdown: { delayMs: vars.SHUTDOWN_DELAY_MS, timeoutMs: vars.SHUTDOWN_TIMEOUT_MS },
     metrics: { cacheMs: vars.METRICS_CACHE_MS },

@@ -2,8 +2,12 @@ import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/commo
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import { Counter } from 'prom-client';
 import { Scope } from '../auth/scopes';
+import { sharedCollection } from '../common/shared-collection';
+import { AppConfig } from '../config/app-config';
 import { HttpBehaviour } from '../http/route-behaviour';
+import { freshMetric } from '../metrics/metric-registry';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { JobStoreHealthIndicator } from './job-store.health';
 import { MemoryHealthIndicator } from './memory.health';
@@ -18,9 +22,27 @@ import { ShutdownHealthIndicator } from './shutdown.health';
 const PROBE = { accessLog: false, access: 'public' } as const;
 const DETAILED = { accessLog: false, access: Scope.ADMIN } as const;
 
+/** A health body and the status it is answered with (503 when a check is down). */
+interface HealthAnswer {
+  readonly status: number;
+  readonly body: HealthCheckResult;
+}
+
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
+  private readonly gatherings = freshMetric(
+    'compute_health_gatherings_total',
+    () =>
+      new Counter({
+        name: 'compute_health_gatherings_total',
+        help: 'Times the detailed health was gathered; concurrent requests share one, and answer from it for HEALTH_CACHE_MS',
+        aggregator: 'sum',
+      }),
+  );
+  /** Concurrent requests share one gathering, and its answer for HEALTH_CACHE_MS. */
+  private readonly gatherDetails: () => Promise<HealthAnswer>;
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly pool: PoolHealthIndicator,
@@ -28,7 +50,19 @@ export class HealthController {
     private readonly shutdown: ShutdownHealthIndicator,
     private readonly memory: MemoryHealthIndicator,
     private readonly jobStore: JobStoreHealthIndicator,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.gatherDetails = sharedCollection(() => {
+      this.gatherings.inc();
+      return this.check([
+        () => this.shutdown.isReady('lifecycle'),
+        () => this.pool.isReady('pool', true),
+        () => this.eventLoop.isReady('eventLoop'),
+        () => this.jobStore.isReady('jobStore'),
+        () => this.memory.report('memory'),
+      ]);
+    }, config.operator.healthCacheMs);
+  }
 
   /**
    * Liveness: answering at all proves the event loop turns; the pool's load
@@ -44,47 +78,49 @@ export class HealthController {
     return { status: 'ok', info: {}, error: {}, details: {} };
   }
 
-  /** Readiness: 503 while starting, saturated, slow on the event loop, shutting down, or without its job store. */
+  /**
+   * Readiness, "can serve": 503 while starting, draining, with a wedged pool,
+   * a blocked event loop or a lost job store; a busy pool is reported, not
+   * failed (docs/adr/0043-readiness-means-can-serve.md).
+   */
   @Get('ready')
   @HttpBehaviour(PROBE)
   @HealthCheck()
-  ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
-    return this.answer(reply, [
-      () => this.shutdown.isReady('lifecycle'),
-      () => this.pool.isReady('pool'),
-      () => this.eventLoop.isReady('eventLoop'),
-      () => this.jobStore.isReady('jobStore'),
-    ]);
+  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return this.answer(
+      reply,
+      await this.check([
+        () => this.shutdown.isReady('lifecycle'),
+        () => this.pool.isReady('pool'),
+        () => this.eventLoop.isReady('eventLoop'),
+        () => this.jobStore.isReady('jobStore'),
+      ]),
+    );
   }
 
   /** Readiness with details: pool, event loop, job store and memory; on ADMIN_PORT when one is set. */
   @Get()
   @HttpBehaviour({ ...DETAILED, admin: true })
   @HealthCheck()
-  details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
-    return this.answer(reply, [
-      () => this.shutdown.isReady('lifecycle'),
-      () => this.pool.isReady('pool', true),
-      () => this.eventLoop.isReady('eventLoop'),
-      () => this.jobStore.isReady('jobStore'),
-      () => this.memory.report('memory'),
-    ]);
+  async details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return this.answer(reply, await this.gatherDetails());
+  }
+
+  private answer(reply: FastifyReply, { status, body }: HealthAnswer): HealthCheckResult {
+    void reply.status(status);
+    return body;
   }
 
   /**
    * Terminus reports "down" by throwing a 503 whose response is the health
    * body; probes expect that body (Terminus's shape), not a problem document.
    */
-  private async answer(
-    reply: FastifyReply,
-    checks: Parameters<HealthCheckService['check']>[0],
-  ): Promise<HealthCheckResult> {
+  private async check(checks: Parameters<HealthCheckService['check']>[0]): Promise<HealthAnswer> {
     try {
-      return await this.health.check(checks);
+      return { status: 200, body: await this.health.check(checks) };
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
-      void reply.status(error.getStatus());
-      return error.getResponse() as HealthCheckResult;
+      return { status: error.getStatus(), body: error.getResponse() as HealthCheckResult };
     }
   }
 }

@@ -3,33 +3,46 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { AppConfig } from '../config/app-config';
 import type { SchedulerState } from '../scheduler/task-scheduler';
 import { WorkerPoolService } from '../workers/worker-pool.service';
+import { PoolProgress } from './pool-progress';
 import { QueueSaturation } from './queue-saturation';
 
 /**
- * The pool is ready when its threads are warm and its queue is below the
- * high-water mark (`READY_QUEUE_HIGH_WATER`, with hysteresis). A saturated
- * process should get no new traffic: its callers would only wait or get 503.
+ * The pool is ready when it can serve: its threads are warm, it is not
+ * draining, and it makes progress (tasks waiting and none finished for
+ * `READY_PROGRESS_TIMEOUT_MS` is a wedged pool). Busy is not unready: every
+ * replica behind a load balancer saturates together, and taking them all out
+ * turns a brownout into an outage; admission answers the excess with fast
+ * 503s (docs/adr/0043-readiness-means-can-serve.md). Saturation is reported
+ * in the details, and fails readiness only when `READY_QUEUE_HIGH_WATER` is set.
  */
 @Injectable()
 export class PoolHealthIndicator {
-  private readonly saturation: QueueSaturation;
+  private readonly highWater: QueueSaturation | undefined;
+  private readonly progress = new PoolProgress();
+  private readonly progressTimeoutMs: number;
 
   constructor(
     private readonly healthIndicatorService: HealthIndicatorService,
     private readonly pool: WorkerPoolService,
     config: AppConfig,
   ) {
-    this.saturation = new QueueSaturation(config.readiness.queueHighWater);
+    const { queueHighWater, progressTimeoutMs } = config.readiness;
+    this.highWater = queueHighWater === undefined ? undefined : new QueueSaturation(queueHighWater);
+    this.progressTimeoutMs = progressTimeoutMs;
   }
 
   /** `detailed` adds threads, utilization, wait/run p95 and the scheduler's state (for `GET /health`). */
   isReady<const Key extends string>(key: Key, detailed = false): HealthIndicatorResult<Key> {
     const indicator = this.healthIndicatorService.check(key);
     const stats = this.pool.stats();
-    const saturated = this.saturation.update(stats.queueSize, stats.maxQueue);
+    const pastHighWater = this.highWater?.update(stats.queueSize, stats.maxQueue) ?? false;
+    const stalledMs = Math.round(this.progress.stalledMs(stats.queueSize, stats.completed));
     const data = {
       queueSize: stats.queueSize,
       maxQueue: stats.maxQueue,
+      // Every thread busy and tasks waiting: reported, answered by admission and the autoscaler.
+      saturated: stats.queueSize > 0,
+      stalledMs,
       ...(detailed
         ? {
             mode: stats.mode,
@@ -48,7 +61,14 @@ export class PoolHealthIndicator {
     if (!stats.accepting) return indicator.down({ ...data, message: 'the pool is draining' });
     // Not ready while accepting means the threads are not warm yet.
     if (!stats.ready) return indicator.down({ ...data, message: 'worker threads are starting' });
-    if (saturated) {
+    if (this.progressTimeoutMs > 0 && stalledMs >= this.progressTimeoutMs) {
+      return indicator.down({
+        ...data,
+        progressTimeoutMs: this.progressTimeoutMs,
+        message: `the pool is wedged: tasks have waited ${stalledMs} ms and none finished`,
+      });
+    }
+    if (pastHighWater) {
       return indicator.down({ ...data, message: 'the task queue is past its high-water mark' });
     }
     return indicator.up(data);

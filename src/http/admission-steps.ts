@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 import { Errors, type AppError } from '../common/app-error';
 import type { AdminListener } from './admin-listener';
+import type { OperatorLimit } from './operator-rate-limit';
 import { sendProblem } from './problem-details.filter';
 import { routeProfileOf, stampRequest } from './request-context';
 import { UNMATCHED_ROUTE, type RouteProfile } from './route-behaviour';
@@ -33,6 +34,8 @@ export interface AdmissionParticipants {
   /** A body announced larger than the memory budget can hold (503, reason `memory`). */
   readonly admitBody: (request: FastifyRequest, reply: FastifyReply) => AppError | undefined;
   readonly admin?: AdminListener;
+  /** Requests per second per client on the operator routes (`OPERATOR_REQUESTS_PER_SECOND`). */
+  readonly operatorLimit?: OperatorLimit;
 }
 
 type Done = (error?: Error) => void;
@@ -40,7 +43,8 @@ type Done = (error?: Error) => void;
 /**
  * The one `onRequest` hook: every check a request passes before its body is
  * read, in this order (hooks.ts lists what each answers):
- * stamp → admin port → drain → access → route not found → announced body → task slot.
+ * stamp → admin port → drain → operator quota → access → route not found → announced body →
+ * task slot.
  *
  * One hook rather than one per step: Fastify's hook runner costs a call, a
  * `next` closure and a check of the reply per hook and request, ~1,000
@@ -49,7 +53,7 @@ type Done = (error?: Error) => void;
  * needs no wait pays no promise.
  */
 export function admissionSteps(participants: AdmissionParticipants) {
-  const { drain, access, taskAdmission, tooLarge, admitBody, admin } = participants;
+  const { drain, access, taskAdmission, tooLarge, admitBody, admin, operatorLimit } = participants;
 
   /** After access: the announced body, then the task slot; `done` once all passed. */
   const afterAccess = (
@@ -74,6 +78,21 @@ export function admissionSteps(participants: AdmissionParticipants) {
     settle(request, reply, verdict, done, done);
   };
 
+  /** Authentication and scope, then the rest. */
+  const checkAccess = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    profile: RouteProfile,
+    onAdminPort: boolean,
+    done: Done,
+  ): void => {
+    // The admin listener serves operator routes only, on a port the Service does not
+    // expose (Prometheus scrapes it by pod address): its callers need no credentials.
+    const verdict = onAdminPort ? undefined : access(request, profile.access);
+    if (verdict === undefined) return afterAccess(request, reply, profile, done);
+    settle(request, reply, verdict, done, () => afterAccess(request, reply, profile, done));
+  };
+
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     stampRequest(request, reply);
     const profile = routeProfileOf(request);
@@ -85,11 +104,13 @@ export function admissionSteps(participants: AdmissionParticipants) {
     if (!drain.admits(request.raw, reply.raw)) {
       return void sendProblem(reply, Errors.shuttingDown(), request.url);
     }
-    // The admin listener serves operator routes only, on a port the Service does not
-    // expose (Prometheus scrapes it by pod address): its callers need no credentials.
-    const verdict = onAdminPort ? undefined : access(request, profile.access);
-    if (verdict === undefined) return afterAccess(request, reply, profile, done);
-    settle(request, reply, verdict, done, () => afterAccess(request, reply, profile, done));
+    // Before access: a flood of requests with bad credentials is a flood too.
+    if (profile.admin && operatorLimit !== undefined) {
+      return operatorLimit(request, reply, () =>
+        checkAccess(request, reply, profile, onAdminPort, done),
+      );
+    }
+    checkAccess(request, reply, profile, onAdminPort, done);
   };
 }
 

@@ -17,6 +17,7 @@ import {
   type BodyParserOptions,
 } from './body-parsers';
 import { lingerOnClose } from './lingering-close';
+import type { OperatorLimit } from './operator-rate-limit';
 import { problemCodeOf } from './problem-details.filter';
 import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
@@ -43,6 +44,8 @@ export interface HookParticipants {
   readonly budget: BodyMemoryBudget;
   /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
   readonly admin?: AdminListener;
+  /** Requests per second per client on the operator routes; undefined: no limit. */
+  readonly operatorLimit?: OperatorLimit;
   /** Routes whose handler Fastify calls without Nest's pipeline (`direct-routes.ts`). */
   readonly direct?: DirectRoutes;
 }
@@ -60,14 +63,17 @@ export interface HookParticipants {
  *       (operator routes on the admin port, the rest on the public one); 404 elsewhere;
  *    c. the drain counts the request; once its budget has run out,
  *       it is refused with 503 SHUTTING_DOWN;
- *    d. authentication and the route's scope (`@HttpBehaviour({ access })`):
+ *    d. an operator route (metrics, detailed health) over its client's
+ *       `OPERATOR_REQUESTS_PER_SECOND`: 429 RATE_LIMITED, answered once the
+ *       client's second is over (`operator-rate-limit.ts`);
+ *    e. authentication and the route's scope (`@HttpBehaviour({ access })`):
  *       401 UNAUTHENTICATED or 403 FORBIDDEN before anything else is read; sets
  *       `request.identity`. Not on the admin listener, which only operator routes answer on;
- *    e. a request no route matched: 404 ROUTE_NOT_FOUND, before its body is read;
- *    f. a body announced larger than its route's limit (for a binary task, the
+ *    f. a request no route matched: 404 ROUTE_NOT_FOUND, before its body is read;
+ *    g. a body announced larger than its route's limit (for a binary task, the
  *       cap its options may set; options that do not validate: 400): 413 before
  *       it is read; one that does not fit the memory budget: 503 (reason `memory`);
- *    g. a route that runs a task takes one of its client's tasks-in-flight slots,
+ *    h. a route that runs a task takes one of its client's tasks-in-flight slots,
  *       or gets 429 RATE_LIMITED.
  * 3. the route's own `onRequest` hooks: requests per second
  *    (`@fastify/rate-limit`, registered in auth/quotas.ts), 429 RATE_LIMITED.
@@ -92,7 +98,8 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct } = participants;
+  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct, operatorLimit } =
+    participants;
   // Declared up front, in one per-request object: a property added to some requests only would
   // change their shape, and each decorated value costs a keyed store per request.
   decorateRequestState(fastify);
@@ -114,6 +121,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
       access,
       taskAdmission,
       admin,
+      operatorLimit,
       tooLarge: announcedTooLarge(bodies),
       admitBody: admitAnnouncedBody(budget),
     }),

@@ -9,7 +9,7 @@ import {
   type ScrapeResult,
 } from './cluster-metrics.protocol';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
-import { sharedCollection } from './shared-collection';
+import { sharedCollection } from '../common/shared-collection';
 
 const ignore = () => undefined;
 

@@ -11,7 +11,7 @@ import {
   type ScrapeRequest,
 } from './cluster-metrics.protocol';
 import { freshMetric } from './metric-registry';
-import { sharedCollection } from './shared-collection';
+import { sharedCollection } from '../common/shared-collection';
 
 const ignore = () => undefined;
 
