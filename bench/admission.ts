@@ -23,6 +23,7 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { mulberry32 } from '../src/tasks/seeded-random';
 import { invoicePdf } from '../test/support/pdf-fixtures';
 import { buildIfNeeded } from './lib/build';
 import { noteFileName, REPORT_PATHS } from './lib/report';
@@ -38,17 +39,6 @@ const THREADS = Math.min(2, availableParallelism());
 const WRONG_BELOW = 0.8;
 const BURST = { requests: 200, deadlineMs: 5000, input: { iterations: 5_000_000 } };
 
-/** mulberry32: the same sequence of sizes and deadlines for every build. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const logUniform = (random: () => number, low: number, high: number) =>
   Math.round(low * (high / low) ** random());
 
@@ -141,7 +131,7 @@ async function idleSequence(
   task: string,
   generate: (random: () => number) => Request,
 ): Promise<SequenceResult> {
-  const random = seeded(41);
+  const random = mulberry32(41);
   const result = { task, ok: 0, refused: 0, wronglyRefused: 0, timedOut: 0, other: 0 };
   for (let index = 0; index < REQUESTS; index++) {
     const request = generate(random);

@@ -1,6 +1,7 @@
 import type { TaskContext } from './task-context';
 import { defineTask } from './task-definition';
 import { checkedBy, inputSchema, integer, oneOf, type InputRule } from './input-schema';
+import { mulberry32 } from './seeded-random';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
 // so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core, within
@@ -163,19 +164,6 @@ function generate(size: number, seed: number): Operands {
   };
   const a = random();
   return { a, b: random(), rows: size, inner: size, cols: size };
-}
-
-// mulberry32: a tiny, fast 32-bit PRNG; plenty for test data, and reproducible from the seed
-// (Math.random cannot be seeded).
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function toRows(values: Float64Array, rows: number, cols: number): Matrix {
