@@ -1,5 +1,5 @@
 /**
- * Where the submit tail goes (issue 19, ADR 0024): variants of the service and
+ * Where the submit tail goes (ADR 0024): variants of the service and
  * of the load generator side by side, alternating, each on the default
  * 2-process cluster with a fresh SQLite file.
  *

@@ -1,7 +1,7 @@
 /**
  * The overload bench: corepool and the lean baseline (bare Fastify + Piscina)
  * side by side, one after the other on the same machine, under demand far
- * above capacity (issue 16; docs/overload.md has the results).
+ * above capacity (docs/overload.md has the results).
  *
  *   npm run bench:overload             # ~3 minutes on 2 cores
  *   npm run bench:overload -- --quick  # shorter and noisier
@@ -59,7 +59,7 @@ const LONG = { iterations: 24_000_000, payloadSize: 10_000 };
 const IMPATIENT_CLIENTS = 20 * THREADS;
 /**
  * A client gives up after a few short-task lengths (a mobile app, an ingress
- * timeout): 300 ms for the ~47 ms task of issue 16, scaled to the task's
+ * timeout): 300 ms for the ~47 ms task first measured, scaled to the task's
  * length as measured in this run, since a busy machine makes it longer.
  */
 const IMPATIENT_TASK_LENGTHS = 6.4;
