@@ -1,6 +1,10 @@
+import { Controller, Module, Param, Post } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
 import { registerDirectRoutes, type DirectHandler } from './direct-routes';
+import { LeanFastifyAdapter } from './lean-fastify-adapter';
 import { PROBLEM_CONTENT_TYPE } from './problem-details.filter';
 
 /** A Fastify app whose routes' own handlers answer `declared`, as Nest's would. */
@@ -81,5 +85,54 @@ describe('registerDirectRoutes (real HTTP)', () => {
     registerDirectRoutes(lonely, new Map([['POST /moved', () => ({})]]));
     lonely.post('/elsewhere', () => ({}));
     await expect(lonely.ready()).rejects.toThrow('No route declared for POST /moved');
+  });
+});
+
+@Controller('things')
+class ThingsController {
+  @Post(':name')
+  thing(@Param('name') name: string): object {
+    return { declared: name };
+  }
+}
+
+@Module({ controllers: [ThingsController] })
+class ThingsModule {}
+
+/** What direct routes take from Nest's adapter: the route as its controller declares it. */
+describe("registerDirectRoutes on Nest's Fastify adapter", () => {
+  it("takes over a controller's route by its template, and not-found is Nest's answer to an empty parameter", async () => {
+    const nest = async (direct: boolean) => {
+      const app = await NestFactory.create<NestFastifyApplication>(
+        ThingsModule,
+        new LeanFastifyAdapter({ skipMiddie: true }),
+        { logger: false },
+      );
+      const routes = new Map<string, DirectHandler>([
+        [
+          'POST /things/:name',
+          (request) => ({ direct: (request.params as { name: string }).name }),
+        ],
+      ]);
+      if (direct) registerDirectRoutes(app.getHttpAdapter().getInstance(), routes);
+      await app.init();
+      return app;
+    };
+    const [declared, taken] = [await nest(false), await nest(true)];
+    try {
+      const post = (app: NestFastifyApplication, url: string) =>
+        app.getHttpAdapter().getInstance().inject({ method: 'POST', url });
+      expect((await post(declared, '/things/a')).json()).toEqual({ declared: 'a' });
+      expect((await post(taken, '/things/a')).json()).toEqual({ direct: 'a' });
+      const [nestEmpty, directEmpty] = [
+        await post(declared, '/things/'),
+        await post(taken, '/things/'),
+      ];
+      expect(nestEmpty.statusCode).toBe(404);
+      expect(directEmpty.statusCode).toBe(nestEmpty.statusCode);
+    } finally {
+      await declared.close();
+      await taken.close();
+    }
   });
 });

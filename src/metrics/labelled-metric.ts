@@ -1,4 +1,9 @@
-import type { Metric, MetricObjectWithValues, MetricType, MetricValueWithName } from 'prom-client';
+import type {
+  Metric,
+  MetricObjectWithValues,
+  MetricType,
+  MetricValueWithName,
+} from '@prometheus-io/client';
 
 export type Labels = Readonly<Record<string, string>>;
 export type Sample = MetricValueWithName<string>;
