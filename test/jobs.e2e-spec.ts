@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { register } from '@prometheus-io/client';
+import { register } from 'prom-client';
 import { decryptResult, type EncryptedResult } from '../src/jobs/result-cipher';
 import { startApp, type RunningApp } from './support/http-app';
 import {

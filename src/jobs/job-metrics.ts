@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Aggregator } from '@prometheus-io/client';
+import { Counter, Gauge, Histogram, type Aggregator } from 'prom-client';
 import { freshMetric } from '../metrics/metric-registry';
 import type { JobStatus } from './job.types';
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Gauge } from '@prometheus-io/client';
+import { Gauge } from 'prom-client';
 import { BodyMemoryBudget } from '../http/body-memory-budget';
 import { freshMetric } from './metric-registry';
 

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { Counter, Registry } from '@prometheus-io/client';
+import { Counter, Registry } from 'prom-client';
 import {
   COLLECT_TIMEOUT_MS,
   isCollectResult,

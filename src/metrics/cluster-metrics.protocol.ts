@@ -2,7 +2,7 @@
 // primary that collects every process's metrics. Shared by both sides; no Nest
 // here, so the primary stays light.
 
-import type { MetricObjectWithValues, MetricValue } from '@prometheus-io/client';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 
 /** A process's registry, as `Registry.getMetricsAsJSON()` gives it. */
 export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Counter, register } from '@prometheus-io/client';
+import { Counter, register } from 'prom-client';
 import { Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
 import {

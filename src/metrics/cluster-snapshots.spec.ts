@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from '@prometheus-io/client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
 
 /** One process's registry, as the primary receives it. */

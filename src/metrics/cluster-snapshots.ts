@@ -1,4 +1,4 @@
-import { AggregatorRegistry, type Registry } from '@prometheus-io/client';
+import { AggregatorRegistry, type Registry } from 'prom-client';
 import { PROCESS_LABEL, type MetricsSnapshot } from './cluster-metrics.protocol';
 
 type SnapshotMetric = MetricsSnapshot[number];

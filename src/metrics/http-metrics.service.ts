@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter } from '@prometheus-io/client';
+import { Counter } from 'prom-client';
 import { freshMetric, registered } from './metric-registry';
 import { ResponseHistogram } from './response-histogram';
 

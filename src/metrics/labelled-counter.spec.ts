@@ -1,4 +1,4 @@
-import { Counter, Registry } from '@prometheus-io/client';
+import { Counter, Registry } from 'prom-client';
 import { aggregatedText } from '../../test/support/metrics-text';
 import { LabelledCounter } from './labelled-counter';
 

@@ -1,9 +1,4 @@
-import type {
-  Metric,
-  MetricObjectWithValues,
-  MetricType,
-  MetricValueWithName,
-} from '@prometheus-io/client';
+import type { Metric, MetricObjectWithValues, MetricType, MetricValueWithName } from 'prom-client';
 
 export type Labels = Readonly<Record<string, string>>;
 export type Sample = MetricValueWithName<string>;

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, register, type Metric } from '@prometheus-io/client';
+import { collectDefaultMetrics, register, type Metric } from 'prom-client';
 import { PROCESS_LABEL } from './cluster-metrics.protocol';
 
 /**

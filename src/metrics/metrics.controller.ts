@@ -2,7 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { FastifyReply } from 'fastify';
-import { register } from '@prometheus-io/client';
+import { register } from 'prom-client';
 import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { ClusterScrapeService } from './cluster-scrape.service';

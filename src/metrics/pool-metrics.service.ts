@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Counter, Gauge, Histogram } from '@prometheus-io/client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import {
   THREAD_REPLACE_CAUSES,
   WorkerPoolService,

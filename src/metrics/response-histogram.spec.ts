@@ -1,4 +1,4 @@
-import { Histogram, Registry } from '@prometheus-io/client';
+import { Histogram, Registry } from 'prom-client';
 import { aggregatedText } from '../../test/support/metrics-text';
 import { ResponseHistogram } from './response-histogram';
 

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Counter, Gauge } from '@prometheus-io/client';
+import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '../config/app-config';
 import { BodyMemoryBudget } from '../http/body-memory-budget';
 import { REFUSAL_REASONS } from '../scheduler/refusal';

@@ -1,4 +1,4 @@
-import { AggregatorRegistry, type Registry } from '@prometheus-io/client';
+import { AggregatorRegistry, type Registry } from 'prom-client';
 
 /** One sample of Prometheus text format. */
 export interface Sample {
