@@ -21,8 +21,8 @@ let muting: { readonly added: Record<string, number>; restore: () => void } | un
  * corepool does not use (ADR 0034, ADR 0046). corepool has no Nest middleware
  * (`skipMiddie`), no CORS, no security headers or CSRF check of Nest's, no
  * versioning, and drains by itself (src/lifecycle/), so each of those hooks is
- * a call that does nothing on every request. Nest adds them to the instance it has just made,
- * before its constructor returns; they are left out as they are added. A Nest
+ * a call that does nothing on every request. Nest adds them to the instance it
+ * has just made, before its constructor returns; they are left out as they are added. A Nest
  * that adds other hooks stops the start here rather than losing one silently,
  * and the features that would need the dropped hooks refuse to be turned on.
  */
