@@ -3,7 +3,9 @@
 # dependencies only, as an unprivileged user. test/dockerfile.e2e-spec.ts
 # checks this file against the code and reproduces the runtime stage.
 
-ARG NODE_VERSION=24
+# The full version CI runs the whole suite on (.ci/run, NODE_PIN): the image that
+# ships is the runtime that was tested. The Active LTS line (docs/operations.md).
+ARG NODE_VERSION=26.12.1
 
 # 1. Build: every dependency, then compile TypeScript to dist/ and bundle the threads' code.
 FROM node:${NODE_VERSION}-slim AS build
@@ -20,7 +22,9 @@ RUN npm run build
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# @nestjs/swagger names typescript an optional peer (for its build-time plugin), so npm
+# keeps it despite --omit=dev; nothing loads it at run time.
+RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/typescript && npm cache clean --force
 
 # 3. Runtime: dist/ and node_modules/, owned by root and run as `node`, so the
 #    process cannot change its own code.

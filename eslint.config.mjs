@@ -21,6 +21,12 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-extraneous-class': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // The official client is installed under the name its ecosystem requires, so that
+      // @willsoto/nestjs-prometheus and corepool share one registry (ADR 0046).
+      'no-restricted-imports': [
+        'error',
+        { name: '@prometheus-io/client', message: "Import 'prom-client' (ADR 0046)." },
+      ],
       eqeqeq: ['error', 'always'],
       curly: ['error', 'multi-line'],
     },

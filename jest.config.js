@@ -2,10 +2,11 @@
 // real processes) live in test/. `npm test` builds first: the process-level
 // tests start dist/main.js exactly as production does.
 
-// Packages that ship only ES modules. Node 20.19+ can require() them, but
+// Packages that ship only ES modules. Node 22.12+ can require() them, but
 // jest's own module loader cannot, so jest compiles them to CommonJS.
-// (content-disposition comes with @fastify/static, which serves /docs; jose verifies tokens.)
-const ESM_ONLY = ['content-disposition', 'jose'];
+// (content-disposition comes with @fastify/static, which serves /docs; jose verifies tokens;
+// Nest itself and its ecosystem's packages, ADR 0046.)
+const ESM_ONLY = ['content-disposition', 'jose', '@nestjs'];
 
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],

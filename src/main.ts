@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js, one line and exit 1 before anything else loads.
+import './runtime/require-supported-node';
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { followPrimary, notifyPrimaryReady } from './cluster/cluster-messages';

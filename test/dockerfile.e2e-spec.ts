@@ -29,9 +29,22 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
     expect(froms.length).toBeGreaterThanOrEqual(2);
     const version = only(instructions, 'ARG').find((i) => i.args.startsWith('NODE_VERSION='));
     // Even major versions become LTS; the image must be one of them.
-    expect(Number(version?.args.split('=')[1]) % 2).toBe(0);
+    expect(Number(version?.args.split('=')[1]?.split('.')[0]) % 2).toBe(0);
     for (const from of froms) expect(from.args).toMatch(/^node:\$\{NODE_VERSION\}-slim AS \w+$/);
     expect(froms.at(-1)!.args).toMatch(/ AS runtime$/);
+  });
+
+  it('pins the full Node.js version CI runs the whole suite on, of the line .nvmrc recommends', () => {
+    const version = only(instructions, 'ARG')
+      .find((i) => i.args.startsWith('NODE_VERSION='))
+      ?.args.split('=')[1];
+    // A floating tag (node:26-slim) would ship a runtime that no test ran on.
+    expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
+    expect(/^NODE_PIN=(\S+)$/m.exec(ci)?.[1]).toBe(version);
+    for (const file of ['.nvmrc', '.node-version']) {
+      expect(readFileSync(join(ROOT, file), 'utf8').trim()).toBe(version?.split('.')[0]);
+    }
   });
 
   it('copies only files that exist and that .dockerignore lets through', () => {
@@ -120,6 +133,11 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         cwd: dir,
         maxBuffer: 16 * 1024 * 1024,
       });
+      // What the deps stage removes after its install (a dev tool npm keeps as an optional peer).
+      const deps = only(instructions, 'RUN').filter((i) => i.stage === 'deps');
+      for (const [, path] of deps.flatMap((i) => [...i.args.matchAll(/rm -rf (\S+)/g)])) {
+        rmSync(join(dir, path!), { recursive: true, force: true });
+      }
       cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
     });
 

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { Transform, Type } from 'class-transformer';
 import {
   IsIn,
   IsInt,
@@ -11,6 +10,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { Transform, Type } from './plain-to-instance';
 
 /** `auto` or a whole number: the string stays `auto`, anything else becomes a number (NaN fails). */
 const autoOrNumber = () =>

@@ -1,11 +1,11 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { resolve } from 'node:path';
-import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { EnvironmentVariables } from './environment-variables';
 import { mallocEnv } from './malloc-env';
 import { cgroupMemoryLimit, memoryDefaults, usableMemoryBytes } from './memory-limits';
+import { plainToInstance } from './plain-to-instance';
 
 /**
  * Queue slots per thread when `POOL_MAX_QUEUE=auto`. The scheduler admits by

@@ -2,14 +2,19 @@ import 'reflect-metadata';
 import type { CanActivate, INestApplicationContext, NestInterceptor } from '@nestjs/common';
 import {
   Catch,
+  Controller,
+  Module,
   Param,
   ParseIntPipe,
+  Post,
   UseFilters,
   UseGuards,
   UseInterceptors,
   UsePipes,
   ValidationPipe,
 } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Errors } from '../common/app-error';
 import { directTaskRoutes } from '../compute/direct-task-routes';
@@ -20,6 +25,7 @@ import {
   type DirectRoute,
   type DirectRoutes,
 } from './direct-routes';
+import { LeanFastifyAdapter } from './lean-fastify-adapter';
 import { PROBLEM_CONTENT_TYPE } from './problem-details.filter';
 
 /** A controller that declares nothing for Nest's pipeline. */
@@ -183,5 +189,58 @@ describe('registerDirectRoutes with Nest enhancers the direct call would skip', 
       'GET /health/live',
     ]);
     expect(startWith(routes)).not.toThrow();
+  });
+});
+
+@Controller('things')
+class ThingsController {
+  @Post(':name')
+  thing(@Param('name') name: string): object {
+    return { declared: name };
+  }
+}
+
+@Module({ controllers: [ThingsController] })
+class ThingsModule {}
+
+/** What direct routes take from Nest's adapter: the route as its controller declares it. */
+describe("registerDirectRoutes on Nest's Fastify adapter", () => {
+  it("takes over a controller's route by its template, and not-found is Nest's answer to an empty parameter", async () => {
+    const nest = async (direct: boolean) => {
+      const app = await NestFactory.create<NestFastifyApplication>(
+        ThingsModule,
+        new LeanFastifyAdapter({ skipMiddie: true }),
+        { logger: false },
+      );
+      const routes: DirectRoutes = new Map<string, DirectRoute>([
+        [
+          'POST /things/:name',
+          {
+            controller: ThingsController,
+            method: 'thing',
+            handler: (request) => ({ direct: (request.params as { name: string }).name }),
+          },
+        ],
+      ]);
+      if (direct) registerDirectRoutes(app.getHttpAdapter().getInstance(), routes);
+      await app.init();
+      return app;
+    };
+    const [declared, taken] = [await nest(false), await nest(true)];
+    try {
+      const post = (app: NestFastifyApplication, url: string) =>
+        app.getHttpAdapter().getInstance().inject({ method: 'POST', url });
+      expect((await post(declared, '/things/a')).json()).toEqual({ declared: 'a' });
+      expect((await post(taken, '/things/a')).json()).toEqual({ direct: 'a' });
+      const [nestEmpty, directEmpty] = [
+        await post(declared, '/things/'),
+        await post(taken, '/things/'),
+      ];
+      expect(nestEmpty.statusCode).toBe(404);
+      expect(directEmpty.statusCode).toBe(nestEmpty.statusCode);
+    } finally {
+      await declared.close();
+      await taken.close();
+    }
   });
 });

@@ -98,5 +98,29 @@ describe('LeanFastifyAdapter', () => {
     expect(() => adapter.enableCors()).toThrow('CORS is not wired in');
     expect(() => adapter.setOnRequestHook()).toThrow('not wired in');
     expect(() => adapter.setOnResponseHook()).toThrow('not wired in');
+    expect(() => adapter.registerSecurityHook()).toThrow('security headers and CSRF');
+    expect(() => adapter.initHttpServer({ return503OnClosing: true })).toThrow(
+      'return503OnClosing is not wired in',
+    );
+  });
+
+  it("refuses Nest's security headers and a 503 on closing when the app asks for them", async () => {
+    const secured = await NestFactory.create<NestFastifyApplication>(
+      PingModule,
+      new LeanFastifyAdapter({ skipMiddie: true }),
+      { logger: false, abortOnError: false },
+    );
+    try {
+      expect(() => secured.useSecurityHeaders()).toThrow('security headers and CSRF');
+    } finally {
+      await secured.close();
+    }
+    await expect(
+      NestFactory.create(PingModule, new LeanFastifyAdapter({ skipMiddie: true }), {
+        logger: false,
+        abortOnError: false,
+        return503OnClosing: true,
+      }),
+    ).rejects.toThrow('return503OnClosing is not wired in');
   });
 });

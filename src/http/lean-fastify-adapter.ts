@@ -1,26 +1,28 @@
+import type { NestApplicationOptions } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyInstance, RawServerDefault } from 'fastify';
 
 type AdapterOptions = ConstructorParameters<typeof FastifyAdapter<RawServerDefault>>[0];
 
 /**
- * The hooks Nest's FastifyAdapter (11.2) adds in its constructor, by kind: four
- * `onRequest` — Nest middleware's request hook, `app.enableCors()`, request
- * targets middleware could not match, custom versioning's errors — and one
- * `onResponse`, Nest middleware's response hook.
+ * The hooks Nest's FastifyAdapter (12.5) adds in its constructor, by kind: six
+ * `onRequest` — Nest middleware's request hook, the 503 of `return503OnClosing`,
+ * `app.enableCors()`, `app.useSecurityHeaders()` and `app.enableCsrfProtection()`
+ * (one hook), request targets middleware could not match, custom versioning's
+ * errors — and one `onResponse`, Nest middleware's response hook.
  */
-export const NEST_ADAPTER_HOOKS = { onRequest: 4, onResponse: 1 } as const;
+export const NEST_ADAPTER_HOOKS = { onRequest: 6, onResponse: 1 } as const;
 
 /** The adapter being constructed: the hooks Nest adds meanwhile, and how to stop dropping them. */
 let muting: { readonly added: Record<string, number>; restore: () => void } | undefined;
 
 /**
  * Nest's FastifyAdapter without the per-request hooks it adds for features
- * corepool does not use (ADR 0034). corepool has no Nest middleware
- * (`skipMiddie`), no CORS and no versioning, so each of those hooks is a call
- * that does nothing on every request: together ~1,500 of a light request's
- * ~68,000 instructions. Nest adds them to the instance it has just made,
- * before its constructor returns; they are left out as they are added. A Nest
+ * corepool does not use (ADR 0034, ADR 0046). corepool has no Nest middleware
+ * (`skipMiddie`), no CORS, no security headers or CSRF check of Nest's, no
+ * versioning, and drains by itself (src/lifecycle/), so each of those hooks is
+ * a call that does nothing on every request. Nest adds them to the instance it
+ * has just made, before its constructor returns; they are left out as they are added. A Nest
  * that adds other hooks stops the start here rather than losing one silently,
  * and the features that would need the dropped hooks refuse to be turned on.
  */
@@ -70,6 +72,22 @@ export class LeanFastifyAdapter extends FastifyAdapter {
 
   override enableCors(): void {
     throw new Error('CORS is not wired in (src/http/lean-fastify-adapter.ts drops its hook)');
+  }
+
+  override registerSecurityHook(): void {
+    throw new Error(
+      "Nest's security headers and CSRF check are not wired in (src/http/lean-fastify-adapter.ts drops their hook)",
+    );
+  }
+
+  /** Nest passes the application's options here; corepool drains by itself (src/lifecycle/). */
+  override initHttpServer(options: NestApplicationOptions = {}): void {
+    if (options.return503OnClosing === true) {
+      throw new Error(
+        'return503OnClosing is not wired in (src/http/lean-fastify-adapter.ts drops its hook)',
+      );
+    }
+    super.initHttpServer(options);
   }
 
   override setOnRequestHook(): void {

@@ -21,14 +21,20 @@ export function registered<M extends { readonly name: string; asMetric(): Metric
 }
 
 /**
- * Gauges of prom-client's defaults whose `_total` suffix breaks Prometheus's
- * naming rules (`promtool check metrics` rejects them); each is the sum of its
- * sibling without the suffix (`nodejs_active_handles{type}`), so nothing is lost.
+ * prom-client's defaults whose names break Prometheus's naming rules
+ * (`promtool check metrics` rejects them). The gauges with a `_total` suffix
+ * are each the sum of their sibling without it (`nodejs_active_handles{type}`),
+ * so nothing is lost. The event-loop utilization that the official client
+ * (ADR 0046) adds twice, named after its types: a summary's quantiles cannot be
+ * summed across the cluster, and `compute_pool_utilization` and the event-loop
+ * lag already tell how busy a process is.
  */
 const MISNAMED_DEFAULTS = [
   'nodejs_active_handles_total',
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
+  'nodejs_eventloop_utilization_histogram',
+  'nodejs_eventloop_utilization_summary',
 ];
 
 /**
