@@ -5,13 +5,13 @@ import {
   Controller,
   Module,
   Param,
+  ParseBoolPipe,
   ParseIntPipe,
   Post,
   UseFilters,
   UseGuards,
   UseInterceptors,
   UsePipes,
-  ValidationPipe,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -149,7 +149,7 @@ class InterceptedController {
 }
 
 class PipedController {
-  @UsePipes(new ValidationPipe())
+  @UsePipes(ParseBoolPipe)
   @UseFilters(CatchAllFilter)
   run(@Param('id', ParseIntPipe) _id: number): void {}
 }
@@ -174,7 +174,7 @@ describe('registerDirectRoutes with Nest enhancers the direct call would skip', 
     expect(
       startWith(route({ controller: PipedController, method: 'run', handler: () => ({}) })),
     ).toThrow(
-      'POST /x (PipedController.run) declares @UsePipes(ValidationPipe), ' +
+      'POST /x (PipedController.run) declares @UsePipes(ParseBoolPipe), ' +
         '@UseFilters(CatchAllFilter), pipes on parameter 0 (ParseIntPipe)',
     );
   });
