@@ -5,6 +5,7 @@
  *
  *   npm run bench:overload             # ~3 minutes on 2 cores
  *   npm run bench:overload -- --quick  # shorter and noisier
+ *   npm run bench:overload -- --before=<checkout>  # another build beside this one
  *
  * Per server: its capacity for the heavy task, measured in this run; then
  * - impatient: closed-loop clients, 20 x the threads, each giving up after a
@@ -47,6 +48,8 @@ const variants = process.argv
     return { label, env };
   });
 const withLean = !process.argv.includes('--no-lean');
+/** `--before=<checkout>`: another build of corepool (its `dist/`), run beside this one. */
+const before = process.argv.find((arg) => arg.startsWith('--before='))?.slice('--before='.length);
 const PLAN = quick
   ? { capacitySeconds: 3, impatientSeconds: 6, mixedSeconds: 6, fairnessSeconds: 5 }
   : { capacitySeconds: 5, impatientSeconds: 15, mixedSeconds: 10, fairnessSeconds: 10 };
@@ -449,16 +452,21 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const load = loadavg();
   const results: Result[] = [];
-  const corepool = (label: string, env: Record<string, string>) => () =>
-    startService(label, {
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: String(THREADS),
-      TASK_TIMEOUT_MS: String(BURST_DEADLINE_MS),
-      LOG_LEVEL: 'warn',
-      ...env,
-    });
+  const corepool = (label: string, env: Record<string, string>, checkout?: string) => () =>
+    startService(
+      label,
+      {
+        CLUSTER_WORKERS: '1',
+        POOL_THREADS: String(THREADS),
+        TASK_TIMEOUT_MS: String(BURST_DEADLINE_MS),
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      checkout,
+    );
   const starts: Array<() => Promise<Server>> = [
     corepool(`corepool, 1 process x ${THREADS} threads`, {}),
+    ...(before === undefined ? [] : [corepool('corepool before', {}, before)]),
     ...variants.map((variant) => corepool(`corepool, ${variant.label}`, variant.env)),
   ];
   if (withLean) {
