@@ -60,7 +60,7 @@ describe('overload control (real server, real threads)', () => {
     beforeAll(async () => {
       service = await startApp(ONE_THREAD);
       // Teach the cost model what `sleep` of 300 ms costs, and that `which-process` (the busy
-      // task below) costs at least 600 ms: three runs make each sure.
+      // task below) costs at least 600 ms: two runs make each sure; a third to be safe.
       for (let run = 0; run < 3; run++) {
         expect((await sleepTask(service, `warm-${run}`, 300)).status).toBe(200);
         const busy = await postJson(`${service.url}/api/tasks/which-process`, { ms: 600 });

@@ -22,8 +22,13 @@ export interface CostEstimate {
 /** Runs a size class keeps: the newest ones, so the estimate follows a task whose cost drifts. */
 const RING = 16;
 
-/** Runs of a size class before it counts as measured: one or two runs may be outliers. */
-export const SURE_AFTER_RUNS = 3;
+/**
+ * Runs of a size class before it counts as measured. Two: the floor is then
+ * the faster of them, so one slow run (a collection, a busy core) cannot
+ * raise it, and on a pool of two threads the first pair of runs of a cold
+ * burst is enough to refuse what it cannot finish.
+ */
+export const SURE_AFTER_RUNS = 2;
 
 /** The growth exponent the curve assumes until two measured sizes show their own. */
 const DEFAULT_EXPONENT = 1;

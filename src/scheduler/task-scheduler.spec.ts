@@ -182,13 +182,13 @@ describe(TaskScheduler.name, () => {
 
   it('refuses by its measured runs, once they are enough to go by', async () => {
     const h = harness({ costPriorMs: 1 });
-    await h.measure('work', 400, 2);
-    // Two runs may both be outliers: still admitted.
+    await h.measure('work', 400, 1);
+    // One run may be an outlier: still admitted.
     const admitted = h.submit('admitted', { deadlineAt: h.clock.now + 300 });
     await h.finish('admitted', 400);
     await expect(admitted).resolves.toBe('admitted');
     void h.submit('running');
-    // Three runs of 400 ms: 400 ms are surely ahead of it, and 400 ms for itself.
+    // Two runs of 400 ms: 400 ms are surely ahead of it, and 400 ms for itself.
     const refused = settled(h.submit('late', { deadlineAt: h.clock.now + 700 }));
     expect(await refused).toMatchObject({ facts: { reason: 'deadline' } });
   });
@@ -256,17 +256,15 @@ describe(TaskScheduler.name, () => {
     h.elapse(300);
     await h.finish('t0');
     await h.finish('t1');
-    h.elapse(300);
-    await h.finish('t2');
-    // Three runs of 300 ms at 600 ms: t3 ends about now and t4 at 900 ms, so
-    // only t5 can still start and end by 1,000 ms. Within the next check, the
-    // six behind it are refused, 400 ms before their deadline.
+    // Two runs of 300 ms at 300 ms: t2 and t3 end at 600 ms, t4 can follow
+    // and end by 1,000 ms, the seven behind it cannot. Within the next check
+    // they are refused, nearly 700 ms before their deadline.
     h.elapse(30);
-    const outcomes = await Promise.all(burst.slice(6));
+    const outcomes = await Promise.all(burst.slice(5));
     for (const outcome of outcomes) {
       expect(outcome).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
     }
-    expect(h.scheduler.state().refusals.deadline).toBe(6);
+    expect(h.scheduler.state().refusals.deadline).toBe(7);
     expect(h.scheduler.state().queued).toBe(1);
   });
 

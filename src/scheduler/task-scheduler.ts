@@ -134,8 +134,8 @@ interface Waiting {
 
 /** A task on a thread, for the estimate of when threads free up. */
 interface Running {
-  readonly cost: number;
-  readonly floorMs: number;
+  /** The tasks it carries: one, or a batch. */
+  readonly members: readonly Waiting[];
   readonly startedAt: number;
 }
 
@@ -399,9 +399,15 @@ export class TaskScheduler {
   /** When each thread frees up, in ms from now, by the running tasks' estimates or floors. */
   private freeAt(now: number, measure: WorkMeasure): number[] {
     const freeAt: number[] = [];
-    for (const task of this.running) {
-      const ms = measure === 'cost' ? task.cost : task.floorMs;
-      freeAt.push(Math.max(0, ms - (now - task.startedAt)));
+    for (const thread of this.running) {
+      let ms = 0;
+      for (const member of thread.members) {
+        // What the model learnt since the task started counts too: a cold burst's
+        // first runs tell what the ones still running will take.
+        this.refresh(member);
+        ms += measure === 'cost' ? member.cost : member.floorMs;
+      }
+      freeAt.push(Math.max(0, ms - (now - thread.startedAt)));
     }
     while (freeAt.length < this.options.slots) freeAt.push(0);
     return freeAt;
@@ -475,9 +481,7 @@ export class TaskScheduler {
    * share of the batch's time.
    */
   private begin(members: readonly Waiting[]): void {
-    const cost = members.reduce((sum, member) => sum + member.cost, 0);
-    const floorMs = members.reduce((sum, member) => sum + member.floorMs, 0);
-    const thread: Running = { cost, floorMs, startedAt: this.now() };
+    const thread: Running = { members, startedAt: this.now() };
     this.running.add(thread);
     const [first] = members as [Waiting];
     const jobs = first.key === JOBS_KEY;
