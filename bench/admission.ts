@@ -37,6 +37,8 @@ const BEFORE = option('before');
 const THREADS = Math.min(2, availableParallelism());
 /** A refusal is wrong if the task then ran in less than this share of the deadline it was refused at. */
 const WRONG_BELOW = 0.8;
+/** Longer than the service's CANCEL_GRACE_MS (300 ms): a stopped task has left its thread by then. */
+const STOP_GRACE_MS = 500;
 const BURST = { requests: 200, deadlineMs: 5000, input: { iterations: 5_000_000 } };
 
 const logUniform = (random: () => number, low: number, high: number) =>
@@ -122,6 +124,8 @@ interface SequenceResult {
   readonly ok: number;
   readonly refused: number;
   readonly wronglyRefused: number;
+  /** Each wrong refusal: its reason, the deadline it was refused at, and the time it then ran. */
+  readonly wrongly: string[];
   readonly timedOut: number;
   readonly other: number;
 }
@@ -132,18 +136,33 @@ async function idleSequence(
   generate: (random: () => number) => Request,
 ): Promise<SequenceResult> {
   const random = mulberry32(41);
-  const result = { task, ok: 0, refused: 0, wronglyRefused: 0, timedOut: 0, other: 0 };
+  const result = {
+    task,
+    ok: 0,
+    refused: 0,
+    wronglyRefused: 0,
+    wrongly: [] as string[],
+    timedOut: 0,
+    other: 0,
+  };
   for (let index = 0; index < REQUESTS; index++) {
     const request = generate(random);
     const deadlineMs = logUniform(random, 10, 2000);
     const answer = await send(server, request, deadlineMs);
     if (answer.status === 200) result.ok += 1;
-    else if (answer.status === 504) result.timedOut += 1;
-    else if (answer.status === 503) {
+    else if (answer.status === 504) {
+      result.timedOut += 1;
+      // The task stops within its grace: the next request must find the pool idle again.
+      await new Promise((done) => setTimeout(done, STOP_GRACE_MS));
+    } else if (answer.status === 503) {
       result.refused += 1;
       const again = await send(server, request, 30_000);
-      if (again.status === 200 && again.runMs < WRONG_BELOW * deadlineMs)
+      if (again.status === 200 && again.runMs < WRONG_BELOW * deadlineMs) {
         result.wronglyRefused += 1;
+        result.wrongly.push(
+          `${answer.reason} at ${deadlineMs} ms, ran ${Math.round(again.runMs)} ms`,
+        );
+      }
     } else result.other += 1;
   }
   log(`    ${task}: ${JSON.stringify(result)}`);
@@ -242,6 +261,12 @@ function report(results: readonly BuildResult[], startedAt: Date, load: number[]
     'Wrongly refused (ran in less than 0.8 × the deadline it was refused at, when sent again) / refused / 200 / 504:',
     '',
     markdownTable(['task', ...results.map((result) => result.label)], sequenceRows),
+    '',
+    ...results.flatMap((result) =>
+      result.sequences
+        .filter((sequence) => sequence.wrongly.length > 0)
+        .map((sequence) => `- ${result.label}, ${sequence.task}: ${sequence.wrongly.join('; ')}`),
+    ),
     '',
     `## Bursts: ${BURST.requests} × compute ${BURST.input.iterations / 1e6} M iterations, ${BURST.deadlineMs} ms deadline`,
     '',

@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiQuery, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance } from 'fastify';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import type { InputSchema, JsonSchema } from '../tasks/input-schema';
 
@@ -41,25 +42,29 @@ export function setupOpenApi(
     ...document.components,
     schemas: { ...document.components?.schemas, ...taskSchemas },
   };
-  SwaggerModule.setup('docs', withOnlyUiFiles(app), document);
+  onlyUiFiles(app, '/docs');
+  SwaggerModule.setup('docs', app, document);
 }
 
 /**
- * The app as Nest's Swagger module sees it, except that the static files it
- * serves (all of swagger-ui-dist's folder) are limited to `SWAGGER_UI_FILES`,
- * through @fastify/static's own `allowedPath`.
+ * Nest's Swagger module serves all of swagger-ui-dist's folder under `prefix`
+ * through @fastify/static (registered on Fastify itself since NestJS 12, so
+ * no option of Nest's reaches it): its wildcard route is wrapped so that a
+ * file outside `SWAGGER_UI_FILES` is not found.
  */
-function withOnlyUiFiles(app: NestFastifyApplication): NestFastifyApplication {
-  const useStaticAssets = (options: Parameters<NestFastifyApplication['useStaticAssets']>[0]) =>
-    app.useStaticAssets({
-      ...options,
-      index: false,
-      allowedPath: (path: string) => SWAGGER_UI_FILES.has(path),
+function onlyUiFiles(app: NestFastifyApplication, prefix: string): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route) => {
+      if (route.url !== `${prefix}/*`) return;
+      const serve = route.handler;
+      route.handler = function (this: FastifyInstance, request, reply) {
+        const file = `/${(request.params as { '*'?: string })['*'] ?? ''}`;
+        if (!SWAGGER_UI_FILES.has(file)) return reply.callNotFound();
+        return serve.call(this, request, reply);
+      };
     });
-  // Every other property is read from the app itself, through the prototype.
-  return Object.create(app, {
-    useStaticAssets: { value: useStaticAssets },
-  }) as NestFastifyApplication;
 }
 
 /** A schema as plain JSON (the rules JSON Schema cannot say stay behind, under a symbol). */
