@@ -33,6 +33,8 @@ export interface AdmissionParticipants {
   /** A body announced larger than the memory budget can hold (503, reason `memory`). */
   readonly admitBody: (request: FastifyRequest, reply: FastifyReply) => AppError | undefined;
   readonly admin?: AdminListener;
+  /** Begins the request's server span, when tracing is on (`request-tracing.ts`). */
+  readonly startSpan?: (request: FastifyRequest) => void;
 }
 
 type Done = (error?: Error) => void;
@@ -40,7 +42,7 @@ type Done = (error?: Error) => void;
 /**
  * The one `onRequest` hook: every check a request passes before its body is
  * read, in this order (hooks.ts lists what each answers):
- * stamp → admin port → drain → access → route not found → announced body → task slot.
+ * stamp (and the server span, when tracing is on) → admin port → drain → access → route not found → announced body → task slot.
  *
  * One hook rather than one per step: Fastify's hook runner costs a call, a
  * `next` closure and a check of the reply per hook and request, ~1,000
@@ -49,7 +51,7 @@ type Done = (error?: Error) => void;
  * needs no wait pays no promise.
  */
 export function admissionSteps(participants: AdmissionParticipants) {
-  const { drain, access, taskAdmission, tooLarge, admitBody, admin } = participants;
+  const { drain, access, taskAdmission, tooLarge, admitBody, admin, startSpan } = participants;
 
   /** After access: the announced body, then the task slot; `done` once all passed. */
   const afterAccess = (
@@ -76,6 +78,7 @@ export function admissionSteps(participants: AdmissionParticipants) {
 
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     stampRequest(request, reply);
+    startSpan?.(request);
     const profile = routeProfileOf(request);
     const onAdminPort = admin?.carries(request.raw) === true;
     if (admin !== undefined && profile.admin !== onAdminPort) {

@@ -20,6 +20,8 @@ import { lingerOnClose } from './lingering-close';
 import { problemCodeOf } from './problem-details.filter';
 import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
+import { requestSpanStarter } from './request-tracing';
+import type { Tracing } from '../tracing/tracing';
 import { compileRouteProfile } from './route-behaviour';
 
 /** Where each answered request is reported (HttpMetricsService). */
@@ -45,6 +47,8 @@ export interface HookParticipants {
   readonly admin?: AdminListener;
   /** Routes whose handler Fastify calls without Nest's pipeline (`direct-routes.ts`). */
   readonly direct?: DirectRoutes;
+  /** OpenTelemetry, when it is on: every request gets a server span (`request-tracing.ts`). */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -56,6 +60,7 @@ export interface HookParticipants {
  *    routes that run tasks get their handler called directly (`direct-routes.ts`).
  * 2. `onRequest`, one hook of steps (`admission-steps.ts`):
  *    a. stamp arrival time (deadlines count from here), echo `x-request-id`;
+ *       with tracing on, begin the server span (continuing a W3C `traceparent`);
  *    b. with ADMIN_PORT, a route answers only on its own listener
  *       (operator routes on the admin port, the rest on the public one); 404 elsewhere;
  *    c. the drain counts the request; once its budget has run out,
@@ -80,7 +85,8 @@ export interface HookParticipants {
  *    is older than its maximum age, and when the primary asked this process
  *    to move it (ADR 0018), so the client reconnects — to another process,
  *    or to this one's replacement.
- * 7. `onResponse`: duration and error metrics by route template and problem code.
+ * 7. `onResponse`: duration and error metrics by route template and problem code;
+ *    with tracing on, the server span ends (or on `onRequestAbort`, when the client left).
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -90,7 +96,8 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct } = participants;
+  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct, tracing } =
+    participants;
   // Declared up front, in one per-request object: a property added to some requests only would
   // change their shape, and each decorated value costs a keyed store per request.
   decorateRequestState(fastify);
@@ -114,6 +121,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
       admin,
       tooLarge: announcedTooLarge(bodies),
       admitBody: admitAnnouncedBody(budget),
+      startSpan: tracing === undefined ? undefined : requestSpanStarter(tracing),
     }),
   );
 
@@ -151,6 +159,22 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
       seconds: reply.elapsedTime / 1000,
       code: problemCodeOf(reply),
     });
+    done();
+  });
+  if (tracing !== undefined) endSpansOnResponse(fastify, tracing);
+}
+
+/** The server span ends with the response, or when its client leaves before one. */
+function endSpansOnResponse(fastify: FastifyInstance, tracing: Tracing): void {
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const span = request.traceSpan;
+    if (span) tracing.endRequest(span, reply.statusCode, problemCodeOf(reply));
+    done();
+  });
+  fastify.addHook('onRequestAbort', (request, done) => {
+    const span = request.traceSpan;
+    // 499, nginx's "client closed request": the usual word for a request nobody was answered.
+    if (span) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
     done();
   });
 }

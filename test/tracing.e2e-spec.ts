@@ -1,0 +1,196 @@
+import { startApp, postJson } from './support/http-app';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
+import { waitUntil } from './support/poll';
+import { startService, type ServiceProcess } from './support/service-process';
+
+jest.setTimeout(60_000);
+
+/** A caller's W3C trace context: the service continues this trace. */
+const traceparent = (traceId: string, spanId = '00f067aa0ba902b7') => `00-${traceId}-${spanId}-01`;
+const randomTraceId = () => crypto.randomUUID().replaceAll('-', '');
+
+const spansOf = (receiver: OtlpReceiver, traceId: string) =>
+  receiver.spans.filter((span) => span.traceId === traceId);
+
+/** Waits until the trace holds a span named `name`, and returns it. */
+async function spanNamed(receiver: OtlpReceiver, traceId: string, name: string) {
+  await waitUntil(`span '${name}' of trace ${traceId}`, () =>
+    spansOf(receiver, traceId).some((span) => span.name === name),
+  );
+  return spansOf(receiver, traceId).find((span) => span.name === name) as ReceivedSpan;
+}
+
+// A real process: the OTLP exporters load `node:http` by a dynamic import, which Jest's
+// module sandbox refuses (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING_FLAG) in an in-process app.
+describe('Tracing with OTLP over http/json (real process, real threads)', () => {
+  let receiver: OtlpReceiver;
+  let running: ServiceProcess;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    running = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '2',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'corepool-under-test',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await receiver?.close();
+  });
+
+  it('continues the caller trace: server → scheduler → run span made on the thread', async () => {
+    const traceId = randomTraceId();
+    const response = await postJson(
+      `${running.url}/api/tasks/compute`,
+      { iterations: 10 },
+      { traceparent: traceparent(traceId) },
+    );
+    expect(response.status).toBe(200);
+
+    const server = await spanNamed(receiver, traceId, 'POST /api/tasks/:name');
+    const scheduler = await spanNamed(receiver, traceId, 'schedule compute');
+    const run = await spanNamed(receiver, traceId, 'run compute');
+    expect(server.parentSpanId).toBe('00f067aa0ba902b7');
+    expect(server.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/api/tasks/:name',
+      'http.response.status_code': 200,
+    });
+    expect(server.serviceName).toBe('corepool-under-test');
+    expect(scheduler.parentSpanId).toBe(server.spanId);
+    expect(scheduler.attributes).toMatchObject({
+      'corepool.task.name': 'compute',
+      'corepool.scheduler.decision': 'admitted',
+    });
+    expect(run.parentSpanId).toBe(scheduler.spanId);
+    expect(run.attributes).toMatchObject({
+      'corepool.task.name': 'compute',
+      'corepool.task.outcome': 'success',
+      'corepool.task.input_size': expect.any(Number),
+    });
+    // Made on a worker thread: the main thread's id is 0.
+    expect(run.attributes['thread.id']).toEqual(expect.any(Number));
+    expect(run.attributes['thread.id']).not.toBe(0);
+    expect(run.statusCode).not.toBe(2);
+  });
+
+  it('ends a timed-out task span with an error status and its code, and the problem names the trace', async () => {
+    const traceId = randomTraceId();
+    const response = await postJson(
+      `${running.url}/api/tasks/cooperative-spin`,
+      {},
+      { traceparent: traceparent(traceId), 'x-request-timeout-ms': '200' },
+    );
+    expect(response.status).toBe(504);
+    const problem = (await response.json()) as { code: string; traceId?: string };
+    expect(problem).toMatchObject({ code: 'TASK_TIMEOUT', traceId });
+
+    const run = await spanNamed(receiver, traceId, 'run cooperative-spin');
+    expect(run.statusCode).toBe(2);
+    expect(run.attributes).toMatchObject({
+      'error.type': 'TASK_TIMEOUT',
+      'corepool.error.code': 'TASK_TIMEOUT',
+      'corepool.task.outcome': 'cancelled',
+    });
+    const server = await spanNamed(receiver, traceId, 'POST /api/tasks/:name');
+    expect(server.statusCode).toBe(2);
+    expect(server.attributes['http.response.status_code']).toBe(504);
+  });
+
+  it('gives routes that run no task a server span too', async () => {
+    const traceId = randomTraceId();
+    const response = await fetch(`${running.url}/health/live`, {
+      headers: { traceparent: traceparent(traceId) },
+    });
+    expect(response.status).toBe(200);
+    const server = await spanNamed(receiver, traceId, 'GET /health/live');
+    expect(server.attributes['http.response.status_code']).toBe(200);
+  });
+
+  it('starts a new trace for a request without a traceparent', async () => {
+    const response = await postJson(`${running.url}/api/tasks/compute`, { iterations: 3 });
+    expect(response.status).toBe(200);
+    await waitUntil('a root server span', () =>
+      receiver.spans.some(
+        (span) => span.name === 'POST /api/tasks/:name' && span.parentSpanId === '',
+      ),
+    );
+  });
+});
+
+describe('Tracing with OTLP over http/protobuf (real process, JSON logs)', () => {
+  let receiver: OtlpReceiver;
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await receiver?.close();
+  });
+
+  it('exports the request trace and writes its ids on the access line', async () => {
+    const traceId = randomTraceId();
+    const response = await fetch(`${service.url}/api/tasks/compute`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-request-id': 'traced-1',
+        traceparent: traceparent(traceId),
+      },
+      body: '{"iterations":10}',
+    });
+    expect(response.status).toBe(200);
+    const run = await spanNamed(receiver, traceId, 'run compute');
+    const server = await spanNamed(receiver, traceId, 'POST /api/tasks/:name');
+    expect(run.attributes['thread.id']).not.toBe(0);
+    expect(receiver.requests.length).toBeGreaterThan(0);
+    expect(receiver.requests.every((type) => type.startsWith('application/x-protobuf'))).toBe(true);
+
+    const line = await service.waitForLine(/"reqId":"traced-1".*"request completed"/);
+    expect(JSON.parse(line)).toMatchObject({ trace_id: traceId, span_id: server.spanId });
+  });
+});
+
+// In-process is enough here: with tracing off no exporter is ever made.
+describe('Tracing off', () => {
+  it.each([
+    ['OTEL_SDK_DISABLED=true with an endpoint', { OTEL_SDK_DISABLED: 'true' }],
+    ['no endpoint', { OTEL_EXPORTER_OTLP_ENDPOINT: '' }],
+  ])('%s: requests succeed and nothing is exported', async (_case, env) => {
+    const receiver = await startOtlpReceiver();
+    const running = await startApp({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      ...env,
+    });
+    try {
+      const traceId = randomTraceId();
+      const response = await postJson(
+        `${running.url}/api/tasks/cooperative-spin`,
+        {},
+        { traceparent: traceparent(traceId), 'x-request-timeout-ms': '100' },
+      );
+      expect(response.status).toBe(504);
+      expect(await response.json()).not.toHaveProperty('traceId');
+    } finally {
+      // Closing flushes any SDK there is: whatever it held would arrive before this resolves.
+      await running.close();
+      await receiver.close();
+    }
+    expect(receiver.requests).toEqual([]);
+  });
+});
