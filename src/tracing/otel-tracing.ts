@@ -76,14 +76,13 @@ export class OtelTracing implements Tracing {
 
   startRequest(method: string, route: string, headers: IncomingHttpHeaders, path: string): Span {
     const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-    return this.tracer.startSpan(
-      `${method} ${route}`,
-      {
-        kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': method, 'http.route': route, 'url.path': path },
-      },
-      parent,
-    );
+    const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER }, parent);
+    // Set once sampled: the SDK copies a span's start attributes before it decides, and most
+    // requests are not sampled at a low ratio.
+    if (span.isRecording()) {
+      span.setAttributes({ 'http.request.method': method, 'http.route': route, 'url.path': path });
+    }
+    return span;
   }
 
   endRequest(span: Span, statusCode: number, code: string | undefined): void {
