@@ -56,7 +56,8 @@ const JOB_RETRY_AFTER_SECONDS = 5;
 /** What a POOL_SATURATED refusal says, by reason. */
 const SATURATION_DETAIL = {
   deadline: 'The task cannot finish before its deadline: the work queued ahead of it is too long',
-  'too-long': 'The task cannot finish before its deadline: its own run time is longer than the time left',
+  'too-long':
+    'The task cannot finish before its deadline: its own run time is longer than the time left',
   'queue-delay':
     'The pool is overloaded: tasks are shed when they wait longer than the target delay',
   backstop: 'The task queue is full',

@@ -173,7 +173,7 @@ function endSpansOnResponse(fastify: FastifyInstance, tracing: Tracing): void {
   });
   fastify.addHook('onRequestAbort', (request, done) => {
     const span = request.traceSpan;
-    // 499, nginx's "client closed request": the usual word for a request nobody was answered.
+    // 499, nginx's "client closed request": the usual status of a request whose client left first.
     if (span) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
     done();
   });

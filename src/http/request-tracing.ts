@@ -30,7 +30,9 @@ export function requestSpanStarter(tracing: Tracing): (request: FastifyRequest) 
 
 /** The trace and span ids of a request whose trace is sampled, for its log lines and problem body. */
 export function traceIdsOf(request: FastifyRequest | undefined): TraceIds | undefined {
+  // Tracing first: off, the request is not even looked at.
+  const tracing = activeTracing();
+  if (tracing === undefined) return undefined;
   const span = request?.traceSpan;
-  if (!span) return undefined;
-  return activeTracing()?.idsOf(span);
+  return span ? tracing.idsOf(span) : undefined;
 }
