@@ -22,24 +22,38 @@ async function spanNamed(receiver: OtlpReceiver, traceId: string, name: string) 
 
 // A real process: the OTLP exporters load `node:http` by a dynamic import, which Jest's
 // module sandbox refuses (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING_FLAG) in an in-process app.
-describe('Tracing with OTLP over http/json (real process, real threads)', () => {
-  let receiver: OtlpReceiver;
-  let running: ServiceProcess;
-
+/** The built service exporting to a receiver of this test, both stopped after the block. */
+function tracedService(protocol: string, env: Record<string, string>) {
+  const started = {
+    receiver: undefined as unknown as OtlpReceiver,
+    service: undefined as unknown as ServiceProcess,
+  };
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    running = await startService({
+    started.receiver = await startOtlpReceiver();
+    started.service = await startService({
       CLUSTER_WORKERS: '1',
-      POOL_THREADS: '2',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'corepool-under-test',
+      OTEL_EXPORTER_OTLP_ENDPOINT: started.receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      ...env,
     });
   });
   afterAll(async () => {
-    await running?.stop();
-    await receiver?.close();
+    await started.service?.stop();
+    await started.receiver?.close();
+  });
+  return started;
+}
+
+describe('Tracing with OTLP over http/json (real process, real threads)', () => {
+  const started = tracedService('http/json', {
+    POOL_THREADS: '2',
+    OTEL_SERVICE_NAME: 'corepool-under-test',
+  });
+  let receiver: OtlpReceiver;
+  let running: ServiceProcess;
+  beforeAll(() => {
+    ({ receiver, service: running } = started);
   });
 
   it('continues the caller trace: server → scheduler → run span made on the thread', async () => {
@@ -123,23 +137,11 @@ describe('Tracing with OTLP over http/json (real process, real threads)', () => 
 });
 
 describe('Tracing with OTLP over http/protobuf (real process, JSON logs)', () => {
+  const started = tracedService('http/protobuf', { POOL_THREADS: '1', LOG_LEVEL: 'info' });
   let receiver: OtlpReceiver;
   let service: ServiceProcess;
-
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    service = await startService({
-      CLUSTER_WORKERS: '1',
-      POOL_THREADS: '1',
-      LOG_LEVEL: 'info',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    });
-  });
-  afterAll(async () => {
-    await service?.stop();
-    await receiver?.close();
+  beforeAll(() => {
+    ({ receiver, service } = started);
   });
 
   it('exports the request trace and writes its ids on the access line', async () => {
