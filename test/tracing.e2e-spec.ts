@@ -1,7 +1,7 @@
 import { startApp, postJson } from './support/http-app';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { waitUntil } from './support/poll';
-import { startService, type ServiceProcess } from './support/service-process';
+import { freePort, startService, type ServiceProcess } from './support/service-process';
 
 jest.setTimeout(60_000);
 
@@ -164,6 +164,29 @@ describe('Tracing with OTLP over http/protobuf (real process, JSON logs)', () =>
 
     const line = await service.waitForLine(/"reqId":"traced-1".*"request completed"/);
     expect(JSON.parse(line)).toMatchObject({ trace_id: traceId, span_id: server.spanId });
+  });
+});
+
+describe('Tracing with a collector that is down (gRPC)', () => {
+  it('answers requests and still exits cleanly on SIGTERM', async () => {
+    // A port nobody listens on: every export fails. Over gRPC the exporter's failure
+    // reaches the SDK's shutdown, which the app's close then must not pass on.
+    const service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      // The spans are still buffered at SIGTERM: the close's export is the one that fails.
+      OTEL_BSP_SCHEDULE_DELAY: '60000',
+    });
+    try {
+      const response = await postJson(`${service.url}/api/tasks/compute`, { iterations: 3 });
+      expect(response.status).toBe(200);
+      await service.shutdown();
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await service.stop();
+    }
   });
 });
 

@@ -42,6 +42,9 @@ type TracingConfig = AppConfig['tracing'];
 
 const SCOPE: InstrumentationScope = { name: 'corepool' };
 
+/** Longest the app's close waits for the last spans to be exported. */
+const EXPORT_ON_CLOSE_MS = 2_000;
+
 /**
  * The OpenTelemetry SDK, set up from the standard `OTEL_*` variables
  * (`src/config/`): one tracer provider per process, a batch processor and
@@ -116,8 +119,18 @@ export class OtelTracing implements Tracing {
       : { traceId: context.traceId, spanId: context.spanId };
   }
 
+  /**
+   * Exports what is buffered, within a bound: a collector that is down or slow must
+   * neither fail the process's graceful exit nor hold it up (spans are telemetry, and
+   * the exporter's own timeout is 10 s).
+   */
   async shutdown(): Promise<void> {
-    await this.provider.shutdown();
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EXPORT_ON_CLOSE_MS);
+    });
+    await Promise.race([this.provider.shutdown().catch(() => undefined), gaveUp]);
+    clearTimeout(timer);
   }
 
   /** The thread's records go to the exporter as the spans they are: their ids and times kept. */
