@@ -8,6 +8,7 @@
  *                             # minimal, corepool 1 × N), printed, no report written;
  *                             # each --before adds another checkout's build (its dist/) beside them;
  *                             # --variant=NAME=VALUE,… adds this build with those settings
+ *                             # (repeatable: one configuration per --variant)
  *
  * Builds dist/ if it is stale, starts every configuration as a child process
  * on a free loopback port, drives it with autocannon from this process, and
@@ -42,16 +43,24 @@ const hotPath = process.argv.includes('--hot-path');
 const checkouts = process.argv
   .filter((arg) => arg.startsWith('--before='))
   .map((arg) => arg.slice('--before='.length));
-/** Environment variables of an extra configuration of this build, measured beside the others. */
-const variant = process.argv
-  .find((arg) => arg.startsWith('--variant='))
-  ?.slice('--variant='.length)
-  .split(',')
-  // The value may hold `=` itself (NODE_OPTIONS=--max-semi-space-size=2).
-  .map((pair): [string, string] => [
-    pair.slice(0, pair.indexOf('=')),
-    pair.slice(pair.indexOf('=') + 1),
-  ]);
+/**
+ * Environment variables of extra configurations of this build, measured beside the others:
+ * one per `--variant` (e.g. tracing off, at 1 % and at 100 % in one run).
+ */
+const variants = process.argv
+  .filter((arg) => arg.startsWith('--variant='))
+  .map((arg) =>
+    arg
+      .slice('--variant='.length)
+      .split(',')
+      // The value may hold `=` itself (NODE_OPTIONS=--max-semi-space-size=2).
+      .map((pair): [string, string] => [
+        pair.slice(0, pair.indexOf('=')),
+        pair.slice(pair.indexOf('=') + 1),
+      ]),
+  );
+/** `variant`, then `variant2`, `variant3`…: the first keeps the name earlier notes used. */
+const variantKey = (index: number) => (index === 0 ? 'variant' : `variant${index + 1}`);
 
 /** Every duration and count of the run; `--quick` shrinks them. */
 const PLAN = quick
@@ -199,24 +208,22 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     workloads: ['light', 'tiny'],
     start: () => startService(basename(checkout), { CLUSTER_WORKERS: '1' }, resolve(checkout)),
   })),
-  ...(variant === undefined
-    ? []
-    : ([
-        {
-          key: 'variant',
-          label: `corepool, 1 process × ${CORES} threads, ${variant.map((pair) => pair.join('=')).join(' ')}`,
-          processes: 1,
-          threads: CORES,
-          workloads: ['light', 'tiny'],
-          start: service({ CLUSTER_WORKERS: '1', ...Object.fromEntries(variant) }),
-        },
-      ] satisfies Configuration[])),
+  ...variants.map((variant, index): Configuration => ({
+    key: variantKey(index),
+    label: `corepool, 1 process × ${CORES} threads, ${variant.map((pair) => pair.join('=')).join(' ')}`,
+    processes: 1,
+    threads: CORES,
+    workloads: ['light', 'tiny'],
+    start: service({ CLUSTER_WORKERS: '1', ...Object.fromEntries(variant) }),
+  })),
 ];
 /** Configurations only the hot-path run measures: the full run's report has no place for them. */
-const HOT_PATH_ONLY = ['leanBatched', 'variant'];
+const HOT_PATH_ONLY = ['leanBatched', ...variants.map((_variant, index) => variantKey(index))];
 const CONFIGURATIONS = EVERY_CONFIGURATION.filter((config) =>
   hotPath
-    ? HOT_PATH_KEYS.includes(config.key) || checkouts.some((c) => basename(c) === config.key)
+    ? HOT_PATH_KEYS.includes(config.key) ||
+      HOT_PATH_ONLY.includes(config.key) ||
+      checkouts.some((c) => basename(c) === config.key)
     : !HOT_PATH_ONLY.includes(config.key),
 );
 

@@ -26,6 +26,7 @@ import { fastifyLogger } from './logging/lazy-request-logger';
 import { createRootLogger } from './logging/root-logger';
 import { HttpMetricsService } from './metrics/http-metrics.service';
 import { TaskRegistry } from './tasks/task-registry';
+import { startTracing, stopTracing } from './tracing/tracing';
 
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
@@ -37,6 +38,8 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
  */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const logger = createRootLogger(config.log);
+  // This process's own SDK, loaded only when configured (ADR 0048): each cluster process exports its spans.
+  const tracing = await startTracing(config.tracing);
   // Before anything else: a key file or public key that cannot be read stops the start.
   const authenticator = createAuthenticator(config, logger);
   const adapter = new LeanFastifyAdapter({
@@ -91,6 +94,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     authenticator?.close();
     done();
   });
+  // After the last response: the spans still buffered are exported before the process exits.
+  if (tracing !== undefined) fastify.addHook('onClose', () => stopTracing());
   const taskAdmission = await registerQuotas(fastify, {
     quotas: config.quotas,
     redisUrl: config.jobs.redisUrl,
@@ -117,6 +122,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     operatorLimit,
     // Routes Fastify calls without Nest's pipeline: the hot ones (tasks, liveness).
     direct: new Map([...directTaskRoutes(app), ...directHealthRoutes(app)]),
+    tracing,
     bodies: {
       jsonLimitBytes: config.http.bodyLimitBytes,
       maxJsonNodes: config.http.maxJsonNodes,

@@ -44,6 +44,7 @@ export class TaskInvokerService {
       signal: clientGone(reply),
       arrivedAt: request.arrivedAt,
       requestId: request.id,
+      trace: request.traceSpan ?? undefined,
     });
     return { task, input, result };
   }

@@ -1,4 +1,10 @@
-import type { AuthMode, ClusterSchedulingPolicy, LogLevel } from './environment-variables';
+import type {
+  AuthMode,
+  ClusterSchedulingPolicy,
+  LogLevel,
+  OtlpProtocol,
+  TraceSampler,
+} from './environment-variables';
 
 /**
  * The typed, resolved and frozen configuration. `auto` values are resolved
@@ -134,6 +140,20 @@ export abstract class AppConfig {
     readonly level: LogLevel;
     /** Human-readable lines: development on a terminal only. */
     readonly pretty: boolean;
+  };
+  /** OpenTelemetry tracing, from the standard `OTEL_*` variables (docs/observability.md). */
+  abstract readonly tracing: {
+    /** An endpoint is set and `OTEL_SDK_DISABLED` is not `true`; false: the SDK is never loaded. */
+    readonly enabled: boolean;
+    readonly endpoint: string | undefined;
+    readonly protocol: OtlpProtocol;
+    readonly serviceName: string;
+    readonly sampler: TraceSampler;
+    /** The `*traceidratio` samplers' share of traces, 0..1. */
+    readonly samplerRatio: number;
+    /** Longest a finished span waits before it is exported (ms). */
+    readonly exportDelayMs: number;
+    readonly resourceAttributes: Readonly<Record<string, string>>;
   };
   abstract readonly jobs: {
     /** Set: BullMQ on this Redis; unset: the SQLite store. */

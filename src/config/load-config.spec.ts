@@ -336,3 +336,42 @@ describe(loadConfig.name, () => {
     ).toBe(false);
   });
 });
+
+describe('loadConfig: the OTEL_* variables', () => {
+  const tracing = (env: Record<string, string>) => loadConfig(env, machine).tracing;
+
+  it('leaves tracing off without an endpoint, and with OTEL_SDK_DISABLED=true', () => {
+    expect(tracing({}).enabled).toBe(false);
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).enabled).toBe(true);
+    expect(
+      tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })
+        .enabled,
+    ).toBe(false);
+  });
+
+  it('reads the standard defaults and resource attributes, values percent-decoded', () => {
+    expect(
+      tracing({ OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,team=a%2Cb' }),
+    ).toMatchObject({
+      protocol: 'http/protobuf',
+      serviceName: 'corepool',
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      resourceAttributes: { 'deployment.environment.name': 'prod', team: 'a,b' },
+    });
+  });
+
+  it('lists every bad OTEL_* value', () => {
+    expect(
+      problemsOf({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift',
+        OTEL_TRACES_SAMPLER_ARG: '2',
+      }),
+    ).toEqual([
+      expect.stringContaining('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL'),
+      expect.stringContaining('OTEL_EXPORTER_OTLP_PROTOCOL'),
+      expect.stringContaining('OTEL_TRACES_SAMPLER_ARG'),
+    ]);
+  });
+});

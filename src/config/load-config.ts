@@ -31,6 +31,7 @@ const VARIABLE_NAMES = [
   'AUTH_JWT_PUBLIC_KEY_FILE',
   'AUTH_JWT_ISSUER',
   'AUTH_JWT_AUDIENCE',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
 ];
 
 export class ConfigError extends Error {
@@ -297,6 +298,7 @@ function resolveConfig(
       level: vars.LOG_LEVEL,
       pretty: vars.NODE_ENV !== 'production' && machine.stdoutIsTty,
     },
+    tracing: tracingConfig(vars),
     jobs: {
       redisUrl: vars.REDIS_URL,
       queuePrefix: vars.JOBS_QUEUE_PREFIX,
@@ -325,6 +327,36 @@ function resolveConfig(
             ).toString('base64'),
     },
   };
+}
+
+/** The standard `OTEL_*` variables: on only with an endpoint and without `OTEL_SDK_DISABLED=true`. */
+function tracingConfig(vars: EnvironmentVariables): AppConfig['tracing'] {
+  return {
+    enabled: vars.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined && vars.OTEL_SDK_DISABLED !== 'true',
+    endpoint: vars.OTEL_EXPORTER_OTLP_ENDPOINT,
+    protocol: vars.OTEL_EXPORTER_OTLP_PROTOCOL,
+    serviceName: vars.OTEL_SERVICE_NAME,
+    sampler: vars.OTEL_TRACES_SAMPLER,
+    samplerRatio: vars.OTEL_TRACES_SAMPLER_ARG,
+    exportDelayMs: vars.OTEL_BSP_SCHEDULE_DELAY,
+    resourceAttributes: Object.fromEntries(
+      vars.OTEL_RESOURCE_ATTRIBUTES.split(',')
+        .filter((pair) => pair.includes('='))
+        .map((pair) => {
+          const at = pair.indexOf('=');
+          return [pair.slice(0, at).trim(), safeDecode(pair.slice(at + 1).trim())];
+        }),
+    ),
+  };
+}
+
+/** OpenTelemetry percent-encodes resource values; a stray `%` is kept as written. */
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 function deepFreeze<T>(value: T): T {

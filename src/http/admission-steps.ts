@@ -36,6 +36,8 @@ export interface AdmissionParticipants {
   readonly admin?: AdminListener;
   /** Requests per second per client on the operator routes (`OPERATOR_REQUESTS_PER_SECOND`). */
   readonly operatorLimit?: OperatorLimit;
+  /** Begins the request's server span, when tracing is on (`request-tracing.ts`). */
+  readonly startSpan?: (request: FastifyRequest) => void;
 }
 
 type Done = (error?: Error) => void;
@@ -43,8 +45,8 @@ type Done = (error?: Error) => void;
 /**
  * The one `onRequest` hook: every check a request passes before its body is
  * read, in this order (hooks.ts lists what each answers):
- * stamp → admin port → drain → operator quota → access → route not found → announced body →
- * task slot.
+ * stamp (and the server span, when tracing is on) → admin port → drain → operator quota →
+ * access → route not found → announced body → task slot.
  *
  * One hook rather than one per step: Fastify's hook runner costs a call, a
  * `next` closure and a check of the reply per hook and request, ~1,000
@@ -53,7 +55,8 @@ type Done = (error?: Error) => void;
  * needs no wait pays no promise.
  */
 export function admissionSteps(participants: AdmissionParticipants) {
-  const { drain, access, taskAdmission, tooLarge, admitBody, admin, operatorLimit } = participants;
+  const { drain, access, taskAdmission, tooLarge, admitBody, admin, operatorLimit, startSpan } =
+    participants;
 
   /** After access: the announced body, then the task slot; `done` once all passed. */
   const afterAccess = (
@@ -95,6 +98,7 @@ export function admissionSteps(participants: AdmissionParticipants) {
 
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     stampRequest(request, reply);
+    startSpan?.(request);
     const profile = routeProfileOf(request);
     const onAdminPort = admin?.carries(request.raw) === true;
     if (admin !== undefined && profile.admin !== onAdminPort) {

@@ -21,6 +21,8 @@ import type { OperatorLimit } from './operator-rate-limit';
 import { problemCodeOf } from './problem-details.filter';
 import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
+import { requestSpanStarter } from './request-tracing';
+import type { Tracing } from '../tracing/tracing';
 import { compileRouteProfile } from './route-behaviour';
 
 /** Where each answered request is reported (HttpMetricsService). */
@@ -48,6 +50,8 @@ export interface HookParticipants {
   readonly operatorLimit?: OperatorLimit;
   /** Routes whose handler Fastify calls without Nest's pipeline (`direct-routes.ts`). */
   readonly direct?: DirectRoutes;
+  /** OpenTelemetry, when it is on: every request gets a server span (`request-tracing.ts`). */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -59,6 +63,7 @@ export interface HookParticipants {
  *    routes that run tasks get their handler called directly (`direct-routes.ts`).
  * 2. `onRequest`, one hook of steps (`admission-steps.ts`):
  *    a. stamp arrival time (deadlines count from here), echo `x-request-id`;
+ *       with tracing on, begin the server span (continuing a W3C `traceparent`);
  *    b. with ADMIN_PORT, a route answers only on its own listener
  *       (operator routes on the admin port, the rest on the public one); 404 elsewhere;
  *    c. the drain counts the request; once its budget has run out,
@@ -88,7 +93,8 @@ export interface HookParticipants {
  *    is older than its maximum age, and when the primary asked this process
  *    to move it (ADR 0018), so the client reconnects — to another process,
  *    or to this one's replacement.
- * 7. `onResponse`: duration and error metrics by route template and problem code.
+ * 7. `onResponse`: duration and error metrics by route template and problem code;
+ *    with tracing on, the server span ends (or on `onRequestAbort`, when the client left).
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -98,8 +104,18 @@ export interface HookParticipants {
  * promise and a trip through the microtask queue per request.
  */
 export function registerHooks(fastify: FastifyInstance, participants: HookParticipants): void {
-  const { drain, responses, bodies, access, taskAdmission, budget, admin, direct, operatorLimit } =
-    participants;
+  const {
+    drain,
+    responses,
+    bodies,
+    access,
+    taskAdmission,
+    budget,
+    admin,
+    direct,
+    operatorLimit,
+    tracing,
+  } = participants;
   // Declared up front, in one per-request object: a property added to some requests only would
   // change their shape, and each decorated value costs a keyed store per request.
   decorateRequestState(fastify);
@@ -124,6 +140,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
       operatorLimit,
       tooLarge: announcedTooLarge(bodies),
       admitBody: admitAnnouncedBody(budget),
+      startSpan: tracing === undefined ? undefined : requestSpanStarter(tracing),
     }),
   );
 
@@ -161,6 +178,22 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
       seconds: reply.elapsedTime / 1000,
       code: problemCodeOf(reply),
     });
+    done();
+  });
+  if (tracing !== undefined) endSpansOnResponse(fastify, tracing);
+}
+
+/** The server span ends with the response, or when its client leaves before one. */
+function endSpansOnResponse(fastify: FastifyInstance, tracing: Tracing): void {
+  fastify.addHook('onResponse', (request, reply, done) => {
+    const span = request.traceSpan;
+    if (span) tracing.endRequest(span, reply.statusCode, problemCodeOf(reply));
+    done();
+  });
+  fastify.addHook('onRequestAbort', (request, done) => {
+    const span = request.traceSpan;
+    // 499, nginx's "client closed request": the usual status of a request whose client left first.
+    if (span) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
     done();
   });
 }

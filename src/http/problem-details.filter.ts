@@ -8,6 +8,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, type FieldError } from '../common/app-error';
 import { headersOf, httpOf } from './error-table';
+import { traceIdsOf } from './request-tracing';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -26,6 +27,8 @@ export interface ProblemDetails {
   reason?: string;
   /** The bound that was passed, in its code's unit (bytes for PAYLOAD_TOO_LARGE). */
   limit?: number;
+  /** The request's trace id when it is traced: a user's error report leads to its trace. */
+  traceId?: string;
 }
 
 /**
@@ -75,7 +78,7 @@ export function sendProblem(reply: FastifyReply, error: AppError, instance?: str
   return reply
     .status(httpOf(error.code).status)
     .headers({ ...headersOf(error), 'content-type': PROBLEM_CONTENT_TYPE })
-    .send(toProblem(error, instance));
+    .send(toProblem(error, instance, traceIdsOf(reply.request)?.traceId));
 }
 
 /** The problem code a reply was sent with, if it was a problem. */
@@ -83,7 +86,7 @@ export function problemCodeOf(reply: FastifyReply): string | undefined {
   return problemCodes.get(reply);
 }
 
-export function toProblem(error: AppError, instance?: string): ProblemDetails {
+export function toProblem(error: AppError, instance?: string, traceId?: string): ProblemDetails {
   const { status, title } = httpOf(error.code);
   return {
     type: `urn:corepool:problem:${error.code.toLowerCase().replaceAll('_', '-')}`,
@@ -100,6 +103,7 @@ export function toProblem(error: AppError, instance?: string): ProblemDetails {
         }),
     ...(error.facts.reason === undefined ? {} : { reason: error.facts.reason }),
     ...(error.facts.limit === undefined ? {} : { limit: error.facts.limit }),
+    ...(traceId === undefined ? {} : { traceId }),
   };
 }
 

@@ -17,6 +17,7 @@ class RequestState {
   identity: FastifyRequest['identity'] = null;
   releaseTaskSlot: FastifyRequest['releaseTaskSlot'] = null;
   bodyHolding: FastifyRequest['bodyHolding'] = null;
+  traceSpan: FastifyRequest['traceSpan'] = null;
 }
 
 declare module 'fastify' {
@@ -66,6 +67,14 @@ export function decorateRequestState(fastify: FastifyInstance): void {
     },
     setter(this: FastifyRequest, value: FastifyRequest['releaseTaskSlot']) {
       stateOf(this).releaseTaskSlot = value;
+    },
+  });
+  fastify.decorateRequest('traceSpan', {
+    getter(this: FastifyRequest) {
+      return stateOf(this).traceSpan;
+    },
+    setter(this: FastifyRequest, value: FastifyRequest['traceSpan']) {
+      stateOf(this).traceSpan = value;
     },
   });
   fastify.decorateRequest('bodyHolding', {

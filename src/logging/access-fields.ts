@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { TraceIds } from '../tracing/tracing';
 
 /**
  * The access line's fields as JSON, character for character what pino writes
- * for `{ req: request, res: reply, responseTime, client }` through Fastify's
+ * for `{ req: request, res: reply, responseTime, client }` (and, on a traced
+ * request, `trace_id` and `span_id`: OpenTelemetry's names in logs) through Fastify's
  * serializers (`asReqValue`, `asResValue` in fastify/lib/logger-pino.js):
  * built as one string, without the serializers' objects or pino's field loop
  * (ADR 0029). A spec holds it to pino's own line.
@@ -12,6 +14,7 @@ export function accessFields(
   reply: FastifyReply,
   client: string,
   responseTime: number,
+  trace?: TraceIds,
 ): string {
   const { method, url, headers, host, ip, socket } = request;
   // The fields in asReqValue's order; JSON.stringify leaves out those that are undefined.
@@ -22,7 +25,11 @@ export function accessFields(
   if ((host as string | undefined) !== undefined) req += `,"host":${JSON.stringify(host)}`;
   if ((ip as string | undefined) !== undefined) req += `,"remoteAddress":${JSON.stringify(ip)}`;
   if (port !== undefined) req += `,"remotePort":${jsonNumber(port)}`;
-  return `"req":${req}},"res":{"statusCode":${jsonNumber(reply.statusCode)}},"responseTime":${jsonNumber(responseTime)},"client":${JSON.stringify(client)}`;
+  const line = `"req":${req}},"res":{"statusCode":${jsonNumber(reply.statusCode)}},"responseTime":${jsonNumber(responseTime)},"client":${JSON.stringify(client)}`;
+  // Ids are hex digits: nothing in them needs escaping.
+  return trace === undefined
+    ? line
+    : `${line},"trace_id":"${trace.traceId}","span_id":"${trace.spanId}"`;
 }
 
 /** A number as JSON writes it (`null` for NaN and the infinities, as pino does too). */

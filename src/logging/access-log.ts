@@ -1,5 +1,6 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { identityOf } from '../auth/client-identity';
+import { traceIdsOf } from '../http/request-tracing';
 import { accessFields } from './access-fields';
 import { LazyRequestLogger } from './lazy-request-logger';
 
@@ -35,9 +36,12 @@ export class AccessLog extends LogController {
     if (this.isLogDisabled(request)) return;
     const client = identityOf(request).id;
     const responseTime = reply.elapsedTime;
+    const trace = traceIdsOf(request);
+    const traceFields =
+      trace === undefined ? {} : { trace_id: trace.traceId, span_id: trace.spanId };
     if (error !== null && error !== undefined) {
       reply.log.error(
-        { req: request, res: reply, responseTime, client, err: error },
+        { req: request, res: reply, responseTime, client, ...traceFields, err: error },
         'request errored',
       );
       return;
@@ -51,11 +55,14 @@ export class AccessLog extends LogController {
       log instanceof LazyRequestLogger &&
       log.writeFields(
         level,
-        () => accessFields(request, reply, client, responseTime),
+        () => accessFields(request, reply, client, responseTime, trace),
         'request completed',
       );
     if (!written) {
-      log[level]({ req: request, res: reply, responseTime, client }, 'request completed');
+      log[level](
+        { req: request, res: reply, responseTime, client, ...traceFields },
+        'request completed',
+      );
     }
   }
 }

@@ -29,6 +29,28 @@ export interface TaskContext {
    * progress (synchronous requests).
    */
   progress(fraction: number, message?: string): void;
+  /**
+   * Adds an event to the task's run span (OpenTelemetry), e.g. "pages parsed". A no-op
+   * when the request is not traced; cheap either way.
+   */
+  addEvent(name: string, attributes?: SpanAttributes): void;
+  /**
+   * Starts a child span of the task's run span, recorded on this thread; call `end()`
+   * when the step is done (a span left open ends with the task). When the request is
+   * not traced, the span does nothing.
+   */
+  startSpan(name: string, attributes?: SpanAttributes): TaskSpan;
+}
+
+/** Span and event attributes: OpenTelemetry's names where one exists, else the task's own. */
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+/** A child span a task started (`TaskContext.startSpan`). */
+export interface TaskSpan {
+  setAttribute(key: string, value: string | number | boolean): void;
+  addEvent(name: string, attributes?: SpanAttributes): void;
+  /** Ends the span; with an error, it has an error status and the error's name as `error.type`. */
+  end(error?: unknown): void;
 }
 
 /**

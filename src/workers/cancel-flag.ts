@@ -1,4 +1,10 @@
-import { TaskCancelledError, type TaskContext } from '../tasks/task-context';
+import {
+  TaskCancelledError,
+  type SpanAttributes,
+  type TaskContext,
+  type TaskSpan,
+} from '../tasks/task-context';
+import { UNTRACED_SPAN, type ThreadTrace } from './thread-trace';
 
 /**
  * One task's cancellation flag: a few bytes of shared memory that travel
@@ -86,12 +92,22 @@ export class FlagTaskContext implements TaskContext {
     threadId: number,
     /** Where `progress` reports go (`task-progress.ts`); none when nobody follows the task. */
     private readonly report?: TaskContext['progress'],
+    /** The task's spans, when its request is traced (`thread-trace.ts`). */
+    private readonly trace?: ThreadTrace,
   ) {
     Atomics.store(flag, THREAD, threadId);
   }
 
   progress(fraction: number, message?: string): void {
     this.report?.(fraction, message);
+  }
+
+  addEvent(name: string, attributes?: SpanAttributes): void {
+    this.trace?.addEvent(name, attributes);
+  }
+
+  startSpan(name: string, attributes?: SpanAttributes): TaskSpan {
+    return this.trace?.startSpan(name, attributes) ?? UNTRACED_SPAN;
   }
 
   get cancelled(): boolean {

@@ -1,5 +1,12 @@
 import type { TaskInputCode } from '../tasks/task-input-error';
 import type { CancelFlag } from './cancel-flag';
+import type { ThreadSpanRecord, TraceParentIds } from './thread-trace';
+
+/** A traced task's parent span, and what the thread's run span says of its input. */
+export interface TaskTraceParent extends TraceParentIds {
+  /** The task's size as its definition measures it (`TaskDefinition.size`). */
+  readonly inputSize: number;
+}
 
 /** What the main thread posts to a worker thread for one task. */
 export interface TaskRequest {
@@ -12,6 +19,8 @@ export interface TaskRequest {
   readonly progress?: number;
   /** Set by the main thread when the task is cancelled; read by the task (`cancel-flag.ts`). */
   readonly cancelFlag?: CancelFlag;
+  /** Set when the request is traced: the thread records the task's run span under it (`thread-trace.ts`). */
+  readonly trace?: TaskTraceParent;
 }
 
 /** Times measured by the thread itself, on a clock shared by all threads (epoch ms). */
@@ -23,6 +32,8 @@ export interface TaskTiming {
   readonly heapUsedBytes: number;
   /** How many progress reports the task sent, when its progress was followed. */
   readonly progressReports?: number;
+  /** The spans the thread recorded, when the request was traced (`thread-trace.ts`). */
+  readonly spans?: readonly ThreadSpanRecord[];
 }
 
 /**

@@ -7,6 +7,7 @@ import { createCancelFlag, FlagTaskContext } from './cancel-flag';
 import { progressReporter, type ProgressMessage } from './task-progress';
 import type { TaskRequest, TaskResponse, TaskTiming } from './task-message';
 import type { TaskRegistry } from '../tasks/task-registry';
+import { ATTRIBUTE_PREFIX, ThreadTrace } from './thread-trace';
 
 /** Epoch milliseconds with sub-millisecond precision, comparable across threads. */
 export const preciseNow = (): number => performance.timeOrigin + performance.now();
@@ -35,8 +36,20 @@ export function createTaskRunner(
   registry: TaskRegistry,
   postProgress: (message: ProgressMessage) => void = (message) => parentPort?.postMessage(message),
 ) {
-  return async function runTask(request: TaskRequest): Promise<TaskResponse> {
+  /** `batchSize`: the tasks of the batch this one came in, when it was batched (`thread-batch.ts`). */
+  return async function runTask(request: TaskRequest, batchSize?: number): Promise<TaskResponse> {
     const startedAt = preciseNow();
+    const trace = request.trace === undefined ? undefined : startRunSpan(request, startedAt);
+    const response = await runTraced(request, startedAt, trace);
+    if (trace === undefined) return response;
+    return { ...response, spans: endRunSpan(trace, response, batchSize) };
+  };
+
+  async function runTraced(
+    request: TaskRequest,
+    startedAt: number,
+    trace: ThreadTrace | undefined,
+  ): Promise<TaskResponse> {
     const progress =
       request.progress === undefined ? undefined : progressReporter(request.progress, postProgress);
     // The heap after the task, for recycling on memory; a fresh thread's heap after the
@@ -60,6 +73,7 @@ export function createTaskRunner(
       request.cancelFlag ?? createCancelFlag(),
       threadId,
       progress?.report,
+      trace,
     );
     try {
       // Cancelled while it was on its way: not worth starting.
@@ -86,5 +100,36 @@ export function createTaskRunner(
     } finally {
       context.finish();
     }
+  }
+}
+
+/** The run span, begun as the thread takes the task: a child of the request's scheduler span. */
+function startRunSpan(request: TaskRequest, startedAt: number): ThreadTrace | undefined {
+  const parent = request.trace;
+  if (parent === undefined) return undefined;
+  return new ThreadTrace(
+    parent,
+    `run ${request.task}`,
+    startedAt,
+    {
+      [`${ATTRIBUTE_PREFIX}task.name`]: request.task,
+      [`${ATTRIBUTE_PREFIX}task.input_size`]: parent.inputSize,
+      // OpenTelemetry's attribute for the thread that did the work: never the main thread's 0.
+      'thread.id': threadId,
+    },
+    preciseNow,
+  );
+}
+
+/** Ends the run span with the task's outcome; a failed task's span has an error status. */
+function endRunSpan(trace: ThreadTrace, response: TaskResponse, batchSize?: number) {
+  const outcome = response.ok ? 'success' : response.kind;
+  const attributes = {
+    [`${ATTRIBUTE_PREFIX}task.outcome`]: outcome,
+    ...(batchSize === undefined ? {} : { [`${ATTRIBUTE_PREFIX}task.batch_size`]: batchSize }),
   };
+  if (response.ok) return trace.finish(attributes);
+  // The stable code the main thread answers with is set there, once it is known (`task-tracing.ts`).
+  const type = response.kind === 'input' ? (response.code ?? 'VALIDATION_FAILED') : outcome;
+  return trace.finish(attributes, { type, message: response.message });
 }

@@ -75,7 +75,7 @@ export async function batch(requests: readonly TaskRequest[]): Promise<TaskRespo
   const responses: TaskResponse[] = [];
   for (const request of requests) {
     beforeTask(request);
-    responses.push(await runTask(request));
+    responses.push(await runTask(request, requests.length));
   }
   return responses;
 }

@@ -7,6 +7,7 @@ import { ErrorCode } from '../common/error-codes';
 import { IdleWaiter } from '../common/idle-waiter';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
+import { activeTracing, type RequestSpan, type TaskTrace } from '../tracing/tracing';
 import type { SchedulerState } from '../scheduler/task-scheduler';
 import { schedulerOptions, ticketFor, type AdmissionRequest } from './admission';
 import { Cancellation, onCancel, type CancelSignal } from './cancellation';
@@ -68,6 +69,8 @@ export interface RunOptions extends AdmissionRequest {
   readonly requestId?: string;
   /** Follows the task's progress reports (rate-limited; none arrive after the task settles). */
   readonly onProgress?: (progress: TaskProgress) => void;
+  /** The request's server span, when tracing is on: the task's spans are its children. */
+  readonly trace?: RequestSpan;
 }
 
 export interface TaskResult {
@@ -82,6 +85,8 @@ export interface TaskResult {
 interface TaskRef {
   readonly task: string;
   readonly requestId?: string;
+  /** The task's spans, when its request is traced and sampled. */
+  readonly trace?: TaskTrace;
 }
 
 export interface TaskSettled extends TaskRef {
@@ -90,6 +95,9 @@ export interface TaskSettled extends TaskRef {
   readonly waitMs?: number;
   readonly runMs?: number;
   readonly error?: AppError;
+  /** The task's trace and scheduler span, when its request is traced and sampled. */
+  readonly traceId?: string;
+  readonly spanId?: string;
 }
 
 export interface PoolStats {
@@ -259,12 +267,17 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const arrivedAt = options.arrivedAt ?? performance.now();
     const definition = this.registry.get(name);
     if (definition === undefined) throw Errors.taskNotFound(name);
-    const ref: TaskRef = { task: name, requestId: options.requestId };
+    const size = definition.size?.(input, options.body) ?? 1;
+    const trace =
+      options.trace === undefined
+        ? undefined
+        : activeTracing()?.startTask(options.trace, name, size);
+    const ref: TaskRef = { task: name, requestId: options.requestId, trace };
     if (!this.accepting) throw this.settle(ref, 'rejected', Errors.shuttingDown());
 
     const { ticket, timeoutMs } = ticketFor(
       name,
-      definition.size?.(input, options.body) ?? 1,
+      size,
       options,
       arrivedAt,
       this.config.pool.taskTimeoutMs,
@@ -294,11 +307,12 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
       let response: TaskResponse;
       try {
         response = await this.dispatch.run(
-          { task: name, input, body: options.body, progress: progress?.id },
+          { task: name, input, body: options.body, progress: progress?.id, trace: trace?.parent },
           stop,
           ticket,
         );
         reports = response.progressReports;
+        trace?.answered(response);
       } catch (error) {
         // The scheduler's refusal (at once, or shed while waiting) is already coded.
         if (error instanceof AppError) {
@@ -472,7 +486,11 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
 
   private settleFailure(ref: TaskRef, failure: ClassifiedFailure, timing?: TaskTimes): AppError {
     if (failure.unexpected) {
-      this.logger.error({ reqId: ref.requestId }, `Task '${ref.task}': ${failure.error.detail}`);
+      const trace = ref.trace?.parent;
+      this.logger.error(
+        { reqId: ref.requestId, trace_id: trace?.traceId, span_id: trace?.spanId },
+        `Task '${ref.task}': ${failure.error.detail}`,
+      );
     }
     return this.settle(ref, failure.outcome, failure.error, timing);
   }
@@ -483,7 +501,18 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     error?: AppError,
     timing?: TaskTimes,
   ): AppError {
-    const settled: TaskSettled = { ...ref, outcome, error, ...timing };
+    ref.trace?.settled(outcome, error);
+    const { task, requestId, trace } = ref;
+    const settled: TaskSettled = {
+      task,
+      requestId,
+      outcome,
+      error,
+      ...timing,
+      ...(trace === undefined
+        ? {}
+        : { traceId: trace.parent.traceId, spanId: trace.parent.spanId }),
+    };
     this.events.emit('settled', settled);
     return error as AppError;
   }

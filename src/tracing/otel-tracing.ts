@@ -1,0 +1,297 @@
+import {
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
+import {
+  hrTimeDuration,
+  millisToHrTime,
+  W3CTraceContextPropagator,
+  type InstrumentationScope,
+} from '@opentelemetry/core';
+import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type ReadableSpan,
+  type Sampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace';
+import type * as GrpcExporter from '@opentelemetry/exporter-trace-otlp-grpc';
+import type * as JsonExporter from '@opentelemetry/exporter-trace-otlp-http';
+import type * as ProtobufExporter from '@opentelemetry/exporter-trace-otlp-proto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AppError } from '../common/app-error';
+import type { AppConfig } from '../config/app-config';
+import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
+import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
+import type { RequestSpan, TaskTrace, TraceIds, Tracing } from './tracing-api';
+
+type TracingConfig = AppConfig['tracing'];
+
+const SCOPE: InstrumentationScope = { name: 'corepool' };
+
+/** Longest the app's close waits for the last spans to be exported. */
+const EXPORT_ON_CLOSE_MS = 2_000;
+
+/**
+ * The OpenTelemetry SDK, set up from the standard `OTEL_*` variables
+ * (`src/config/`): one tracer provider per process, a batch processor and
+ * the OTLP exporter of the configured protocol. Loaded only when tracing is
+ * on (`tracing.ts`). No context manager: the request's span travels with the
+ * request and the task explicitly, which costs nothing on the requests that
+ * are not sampled.
+ */
+export class OtelTracing implements Tracing {
+  private readonly provider: TracerProvider;
+  private readonly processor: BatchSpanProcessor;
+  private readonly tracer: Tracer;
+  private readonly resource: Resource;
+  private readonly propagator = new W3CTraceContextPropagator();
+
+  constructor(config: TracingConfig) {
+    this.resource = resourceFromAttributes({
+      ...config.resourceAttributes,
+      'service.name': config.serviceName,
+    });
+    this.processor = new BatchSpanProcessor({
+      exporter: exporterFor(config),
+      scheduledDelayMillis: config.exportDelayMs,
+    });
+    this.provider = new TracerProvider({
+      resource: this.resource,
+      sampler: samplerFor(config),
+      spanProcessors: [this.processor],
+    });
+    this.tracer = this.provider.getTracer(SCOPE.name);
+  }
+
+  startRequest(method: string, route: string, headers: IncomingHttpHeaders, path: string): Span {
+    const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER }, parent);
+    // Set once sampled: the SDK copies a span's start attributes before it decides, and most
+    // requests are not sampled at a low ratio.
+    if (span.isRecording()) {
+      span.setAttributes({ 'http.request.method': method, 'http.route': route, 'url.path': path });
+    }
+    return span;
+  }
+
+  endRequest(span: Span, statusCode: number, code: string | undefined): void {
+    if (!span.isRecording()) return;
+    span.setAttribute('http.response.status_code', statusCode);
+    if (code !== undefined) span.setAttribute(`${ATTRIBUTE_PREFIX}error.code`, code);
+    // A server span is an error for the server's own failures only (OpenTelemetry's HTTP conventions).
+    if (statusCode >= 500) {
+      span.setAttribute('error.type', code ?? String(statusCode));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  }
+
+  startTask(parent: RequestSpan, task: string, inputSize: number): TaskTrace | undefined {
+    if (!parent.isRecording()) return undefined;
+    const span = this.tracer.startSpan(
+      `schedule ${task}`,
+      { attributes: { [`${ATTRIBUTE_PREFIX}task.name`]: task } },
+      trace.setSpan(ROOT_CONTEXT, parent),
+    );
+    return new SchedulerSpan(span, inputSize, (records, context) =>
+      this.exportThreadSpans(records, context),
+    );
+  }
+
+  idsOf(span: RequestSpan): TraceIds | undefined {
+    const context = span.spanContext();
+    return (context.traceFlags & TraceFlags.SAMPLED) === 0
+      ? undefined
+      : { traceId: context.traceId, spanId: context.spanId };
+  }
+
+  /**
+   * Exports what is buffered, within a bound: a collector that is down or slow must
+   * neither fail the process's graceful exit nor hold it up (spans are telemetry, and
+   * the exporter's own timeout is 10 s).
+   */
+  async shutdown(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EXPORT_ON_CLOSE_MS);
+    });
+    await Promise.race([this.provider.shutdown().catch(() => undefined), gaveUp]);
+    clearTimeout(timer);
+  }
+
+  /** The thread's records go to the exporter as the spans they are: their ids and times kept. */
+  private exportThreadSpans(records: readonly ThreadSpanRecord[], parent: SpanContext): void {
+    for (const record of records) this.processor.onEnd(this.readable(record, parent));
+  }
+
+  private readable(record: ThreadSpanRecord, parent: SpanContext): ReadableSpan {
+    const spanContext: SpanContext = {
+      traceId: parent.traceId,
+      spanId: record.spanId,
+      traceFlags: TraceFlags.SAMPLED,
+    };
+    const startTime = millisToHrTime(record.startMs);
+    const endTime = millisToHrTime(record.endMs);
+    return {
+      name: record.name,
+      kind: SpanKind.INTERNAL,
+      spanContext: () => spanContext,
+      parentSpanContext: { ...parent, spanId: record.parentSpanId, isRemote: false },
+      startTime,
+      endTime,
+      duration: hrTimeDuration(startTime, endTime),
+      status: {
+        code:
+          record.status === 'error'
+            ? SpanStatusCode.ERROR
+            : record.status === 'ok'
+              ? SpanStatusCode.OK
+              : SpanStatusCode.UNSET,
+        message: record.statusMessage,
+      },
+      attributes: record.attributes,
+      links: [],
+      events: record.events.map((event) => ({
+        name: event.name,
+        time: millisToHrTime(event.timeMs),
+        attributes: event.attributes,
+      })),
+      ended: true,
+      resource: this.resource,
+      instrumentationScope: SCOPE,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    };
+  }
+}
+
+/**
+ * A task's time in the scheduler: from its submission to a thread taking it
+ * (or its refusal, with the reason). The thread's run span is its child.
+ */
+class SchedulerSpan implements TaskTrace {
+  readonly parent: TaskTraceParent;
+  private records: readonly ThreadSpanRecord[] | undefined;
+  private startedAt: number | undefined;
+
+  constructor(
+    private readonly span: Span,
+    inputSize: number,
+    private readonly exportRecords: (
+      records: readonly ThreadSpanRecord[],
+      parent: SpanContext,
+    ) => void,
+  ) {
+    const { traceId, spanId } = span.spanContext();
+    this.parent = { traceId, spanId, inputSize };
+  }
+
+  answered(response: TaskResponse): void {
+    this.records = response.spans;
+    this.startedAt = response.startedAt;
+  }
+
+  settled(outcome: string, error: AppError | undefined): void {
+    const { span } = this;
+    const attributes: Attributes = { [`${ATTRIBUTE_PREFIX}task.outcome`]: outcome };
+    if (this.startedAt === undefined) {
+      // Never reached a thread: refused or shed by the scheduler, or its thread was lost.
+      attributes[`${ATTRIBUTE_PREFIX}scheduler.decision`] =
+        outcome === 'rejected' ? 'refused' : 'lost';
+      if (error?.facts.reason !== undefined) {
+        attributes[`${ATTRIBUTE_PREFIX}scheduler.reason`] = error.facts.reason;
+      }
+    } else {
+      attributes[`${ATTRIBUTE_PREFIX}scheduler.decision`] = 'admitted';
+    }
+    if (error !== undefined) {
+      attributes['error.type'] = error.code;
+      attributes[`${ATTRIBUTE_PREFIX}error.code`] = error.code;
+    }
+    span.setAttributes(attributes);
+    if (error !== undefined && this.startedAt === undefined) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.detail });
+    }
+    span.end(this.startedAt);
+    if (this.records !== undefined) {
+      this.exportRecords(withCode(this.records, error), span.spanContext());
+    }
+  }
+}
+
+/**
+ * The run span carries the code the client got: decided on the main thread
+ * (a cancelled task's code is its cancellation's: TASK_TIMEOUT, TASK_CANCELLED…).
+ */
+function withCode(
+  records: readonly ThreadSpanRecord[],
+  error: AppError | undefined,
+): readonly ThreadSpanRecord[] {
+  const [run, ...children] = records;
+  if (run === undefined || error === undefined) return records;
+  const coded: ThreadSpanRecord = {
+    ...run,
+    status: 'error',
+    statusMessage: run.statusMessage ?? error.detail,
+    attributes: {
+      ...run.attributes,
+      'error.type': error.code,
+      [`${ATTRIBUTE_PREFIX}error.code`]: error.code,
+    },
+  };
+  return [coded, ...children];
+}
+
+function samplerFor({ sampler, samplerRatio }: TracingConfig): Sampler {
+  switch (sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(samplerRatio);
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(samplerRatio) });
+  }
+}
+
+/** The exporter of the configured protocol; each is loaded only when it is the one used (gRPC's is heavy). */
+function exporterFor({ protocol, endpoint }: TracingConfig): SpanExporter {
+  const base = (endpoint ?? '').replace(/\/+$/, '');
+  switch (protocol) {
+    case 'grpc': {
+      const grpc = load<typeof GrpcExporter>('@opentelemetry/exporter-trace-otlp-grpc');
+      return new grpc.OTLPTraceExporter({ url: base });
+    }
+    case 'http/json': {
+      const json = load<typeof JsonExporter>('@opentelemetry/exporter-trace-otlp-http');
+      return new json.OTLPTraceExporter({ url: `${base}/v1/traces` });
+    }
+    case 'http/protobuf': {
+      const protobuf = load<typeof ProtobufExporter>('@opentelemetry/exporter-trace-otlp-proto');
+      return new protobuf.OTLPTraceExporter({ url: `${base}/v1/traces` });
+    }
+  }
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const load = <T>(id: string): T => require(id) as T;
