@@ -56,11 +56,12 @@ const json = (task: string, input: unknown): Request => ({
   body: JSON.stringify(input),
   contentType: 'application/json',
 });
-const bytes = (task: string, body: Uint8Array, query = ''): Request => ({
-  path: `/api/tasks/${task}${query}`,
-  body,
-  contentType: 'application/octet-stream',
-});
+const bytes = (
+  task: string,
+  body: Uint8Array,
+  query = '',
+  contentType = 'application/octet-stream',
+): Request => ({ path: `/api/tasks/${task}${query}`, body, contentType });
 
 /** Words to compress: text-like, so the compressor has work to do. */
 function text(random: () => number, length: number): Uint8Array {
@@ -91,7 +92,12 @@ async function generators(): Promise<Record<string, (random: () => number) => Re
         Array.from({ length: logUniform(random, 1, 300_000) }, (_, id) => ({ id, value: id % 97 })),
       ),
     'pdf-extract': (random) =>
-      bytes('pdf-extract', pdfs[Math.floor(random() * pdfs.length)] as Uint8Array),
+      bytes(
+        'pdf-extract',
+        pdfs[Math.floor(random() * pdfs.length)] as Uint8Array,
+        '',
+        'application/pdf',
+      ),
   };
 }
 
