@@ -4,6 +4,7 @@
  *   npm run bench:admission                          # ~15 minutes on 2 cores
  *   npm run bench:admission -- --requests=200        # shorter
  *   npm run bench:admission -- --before=<checkout>   # another build side by side
+ *   npm run bench:admission -- --tasks=hash,compute  # only these idle sequences
  *
  * Two scenarios, per build (this checkout's `dist/`, and `--before`'s):
  * - **idle sequences**: for each built-in task, a sequence of requests of
@@ -34,6 +35,8 @@ const option = (name: string) =>
   process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const REQUESTS = Number(option('requests') ?? '1000');
 const BEFORE = option('before');
+/** `--tasks=a,b`: only these tasks' idle sequences (all built-in tasks by default). */
+const TASKS = option('tasks')?.split(',');
 const THREADS = Math.min(2, availableParallelism());
 /** A refusal is wrong if the task then ran in less than this share of the deadline it was refused at. */
 const WRONG_BELOW = 0.8;
@@ -228,7 +231,10 @@ async function measure(label: string, checkout: string | undefined): Promise<Bui
 
   log(`${label}: idle sequences of ${REQUESTS} requests`);
   const sequences: SequenceResult[] = [];
-  for (const [task, generate] of Object.entries(await generators())) {
+  const chosen = Object.entries(await generators()).filter(
+    ([task]) => TASKS === undefined || TASKS.includes(task),
+  );
+  for (const [task, generate] of chosen) {
     // A fresh service per task: what the model learnt of one task says nothing of another.
     const server = await start({ TASK_TIMEOUT_MS: '30000' });
     sequences.push(await idleSequence(server, task, generate));
