@@ -126,8 +126,13 @@ describe('the job store file changed under a running service (SQLite, 2 processe
   }
 
   async function expectServedAgain(): Promise<void> {
-    await waitUntil('both processes to say the store is back', () =>
-      service.lines.some((line) => line.includes(`Job store ${storeId} is back`)),
+    // Both, not one: the cluster hands connections to whichever process is free,
+    // so the submissions below alone may all reach the one that noticed first.
+    await waitUntil(
+      'both processes to say the store is back',
+      () =>
+        service.lines.filter((line) => line.includes(`Job store ${storeId} is back`)).length >= 2,
+      { timeoutMs: 30_000 },
     );
     await waitUntil(
       'every process to take jobs again',
