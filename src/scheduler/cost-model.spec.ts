@@ -1,5 +1,8 @@
 import fc from 'fast-check';
-import { CostModel, SURE_AFTER_RUNS } from './cost-model';
+import { CostModel, sureAfterRuns } from './cost-model';
+
+/** The models below are of a one-thread pool. */
+const SURE_AFTER_RUNS = sureAfterRuns(1);
 
 /** Records `runs` runs of `task` at `size`, each taking `ms`. */
 function measure(model: CostModel, task: string, size: number, ms: number, runs = SURE_AFTER_RUNS) {
@@ -13,6 +16,7 @@ describe(CostModel.name, () => {
       floorMs: 0,
       highMs: 50,
       seenMs: 0,
+      fastestMs: 0,
       sure: false,
     });
   });
@@ -38,6 +42,15 @@ describe(CostModel.name, () => {
     expect(estimate.ms).toBe(11);
     expect(estimate.floorMs).toBe(10);
     expect(estimate.highMs).toBe(900);
+  });
+
+  it('knows the fastest run at a size, below its floor, and bounds larger sizes by it', () => {
+    const model = new CostModel(50);
+    for (const ms of [30, 12, 31, 32, 33, 34, 35, 40]) model.record('pdf', ms, 100);
+    expect(model.estimate('pdf', 100)).toMatchObject({ floorMs: 30, fastestMs: 12 });
+    expect(model.estimate('pdf', 1000).fastestMs).toBe(12);
+    // A smaller size was never measured: nothing bounds it.
+    expect(model.estimate('pdf', 10).fastestMs).toBe(0);
   });
 
   it('follows a cost that drifts: only the newest runs count', () => {

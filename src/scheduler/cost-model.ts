@@ -15,6 +15,12 @@ export interface CostEstimate {
    * task that already waited needs at the least to be worth starting.
    */
   readonly seenMs: number;
+  /**
+   * The fastest run measured at this size or a smaller one (ms): a task that
+   * would start at once is refused for its own cost only above it, since any
+   * deadline over it can still be met (ADR 0041).
+   */
+  readonly fastestMs: number;
   /** The size was measured closely enough (on it, or between two measured sizes) to trust `ms`. */
   readonly sure: boolean;
 }
@@ -23,12 +29,16 @@ export interface CostEstimate {
 const RING = 16;
 
 /**
- * Runs of a size class before it counts as measured. Two: the floor is then
- * the faster of them, so one slow run (a collection, a busy core) cannot
- * raise it, and on a pool of two threads the first pair of runs of a cold
- * burst is enough to refuse what it cannot finish.
+ * Runs of a size class before it counts as measured, on a pool of `threads`:
+ * two per thread (at most half a class's runs). The first run on each thread
+ * is slow — the task's code not compiled yet, the burst that brought it still
+ * being read on the event loop — so a floor taken from the first wave alone
+ * refuses work the second wave finishes; with two per thread it is the
+ * fastest of both waves, and one slow run (a collection, a busy core) cannot
+ * raise it (ADR 0041).
  */
-export const SURE_AFTER_RUNS = 2;
+export const sureAfterRuns = (threads: number) =>
+  Math.min(RING / 2, Math.max(2, 2 * Math.floor(threads)));
 
 /** The growth exponent the curve assumes until two measured sizes show their own. */
 const DEFAULT_EXPONENT = 1;
@@ -83,6 +93,8 @@ class SizeClass {
       lowMs: times[Math.floor(last / 4)] as number,
       lowSize: sizes[Math.ceil((3 * last) / 4)] as number,
       highMs: times[Math.ceil(last * 0.9)] as number,
+      fastestMs: times[0] as number,
+      largestSize: sizes[last] as number,
     };
     return this.summary;
   }
@@ -98,6 +110,9 @@ interface ClassSummary {
   readonly lowSize: number;
   /** The 90th-percentile run time. */
   readonly highMs: number;
+  /** The fastest run, and the largest size it bounds from below. */
+  readonly fastestMs: number;
+  readonly largestSize: number;
 }
 
 /**
@@ -128,10 +143,16 @@ export class CostModel {
   /** Bumped on every recorded run, so a caller can tell when estimates may have changed. */
   private changes = 0;
 
+  /** Runs of a size class before its floor counts and its estimate is sure (`sureAfterRuns`). */
+  private readonly sureAfter: number;
+
   constructor(
     private readonly priorMs: number,
     private readonly now: () => number = () => 0,
-  ) {}
+    threads = 1,
+  ) {
+    this.sureAfter = sureAfterRuns(threads);
+  }
 
   /** How many runs were recorded: a waiting task's estimate is refreshed when this moves. */
   get version(): number {
@@ -141,14 +162,21 @@ export class CostModel {
   estimate(task: string, size = 1): CostEstimate {
     const classes = this.tasks.get(task);
     if (classes === undefined) {
-      return { ms: this.priorMs, floorMs: 0, highMs: this.priorMs, seenMs: 0, sure: false };
+      return {
+        ms: this.priorMs,
+        floorMs: 0,
+        highMs: this.priorMs,
+        seenMs: 0,
+        fastestMs: 0,
+        sure: false,
+      };
     }
     let points = this.points.get(task);
     if (points === undefined) {
       points = summaries(classes);
       this.points.set(task, points);
     }
-    return estimateFrom(points, unitsOf(size));
+    return estimateFrom(points, unitsOf(size), this.sureAfter);
   }
 
   /** Whether `task` has been measured at least once. */
@@ -205,16 +233,32 @@ function summaries(classes: ReadonlyMap<number, SizeClass>): ClassSummary[] {
     .map(([, sizeClass]) => sizeClass.summarize());
 }
 
-function estimateFrom(points: readonly ClassSummary[], units: number): CostEstimate {
-  const floorMs = floorAt(points, units, SURE_AFTER_RUNS);
+function estimateFrom(
+  points: readonly ClassSummary[],
+  units: number,
+  sureAfter: number,
+): CostEstimate {
+  const floorMs = floorAt(points, units, sureAfter);
   const seenMs = floorAt(points, units, 1);
-  const sure = isSure(points, units);
+  const fastestMs = fastestAt(points, units, sureAfter);
+  const sure = isSure(points, units, sureAfter);
   const ms = Math.max(
     floorMs,
     curveAt(points, units, (point) => point.ms),
   );
   const high = sure ? curveAt(points, units, (point) => point.highMs) : ms;
-  return { ms, floorMs, highMs: Math.max(ms, high), seenMs, sure };
+  return { ms, floorMs, highMs: Math.max(ms, high), seenMs, fastestMs, sure };
+}
+
+/** The largest of the fastest runs of the classes whose every size is at most `units`. */
+function fastestAt(points: readonly ClassSummary[], units: number, sureAfter: number): number {
+  let fastest = 0;
+  for (const point of points) {
+    if (point.runs >= sureAfter && point.largestSize <= units) {
+      fastest = Math.max(fastest, point.fastestMs);
+    }
+  }
+  return fastest;
 }
 
 /**
@@ -230,12 +274,12 @@ function floorAt(points: readonly ClassSummary[], units: number, runs: number): 
 }
 
 /** Measured in its own class, or lying between two measured classes. */
-function isSure(points: readonly ClassSummary[], units: number): boolean {
+function isSure(points: readonly ClassSummary[], units: number, sureAfter: number): boolean {
   const own = classOf(units);
   let below = false;
   let above = false;
   for (const point of points) {
-    if (point.runs < SURE_AFTER_RUNS) continue;
+    if (point.runs < sureAfter) continue;
     const index = classOf(point.size);
     if (index === own) return true;
     if (index < own) below = true;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { Cancellation, onCancel, type CancelSignal } from '../workers/cancellation';
-import { SURE_AFTER_RUNS } from './cost-model';
+import { sureAfterRuns } from './cost-model';
 import { TaskScheduler } from './task-scheduler';
 
 /** The largest size asked for. */
@@ -166,7 +166,7 @@ describe(`${TaskScheduler.name} properties`, () => {
     const runMs = (index: number) =>
       trueMs * (1 + shape.noise * (jitters[index % jitters.length] as number));
     const sim = simulation(slots);
-    for (let run = 0; warm && run < SURE_AFTER_RUNS; run++) {
+    for (let run = 0; warm && run < sureAfterRuns(slots); run++) {
       const measured = sim.submit(units, runMs(run), 10_000);
       await sim.drain();
       await measured;

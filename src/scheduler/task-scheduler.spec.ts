@@ -256,16 +256,23 @@ describe(TaskScheduler.name, () => {
     h.elapse(300);
     await h.finish('t0');
     await h.finish('t1');
-    // Two runs of 300 ms at 300 ms: t2 and t3 end at 600 ms, t4 can follow
-    // and end by 1,000 ms, the seven behind it cannot. Within the next check
-    // they are refused, nearly 700 ms before their deadline.
+    // The first wave alone (one run per thread) is not enough to refuse on.
     h.elapse(30);
-    const outcomes = await Promise.all(burst.slice(5));
+    await Promise.resolve();
+    expect(h.scheduler.state().refusals.deadline).toBe(0);
+    h.elapse(270);
+    await h.finish('t2');
+    await h.finish('t3');
+    // Four runs of 300 ms, two on each thread, by 600 ms: t4 and t5 end at
+    // 900 ms, the six behind them cannot end by 1,000 ms. Within the next
+    // check they are refused, nearly 400 ms before their deadline.
+    h.elapse(30);
+    const outcomes = await Promise.all(burst.slice(6));
     for (const outcome of outcomes) {
       expect(outcome).toMatchObject({ code: 'POOL_SATURATED', facts: { reason: 'deadline' } });
     }
-    expect(h.scheduler.state().refusals.deadline).toBe(7);
-    expect(h.scheduler.state().queued).toBe(1);
+    expect(h.scheduler.state().refusals.deadline).toBe(6);
+    expect(h.scheduler.state().queued).toBe(0);
   });
 
   it('refuses past the memory backstop', async () => {

@@ -220,7 +220,7 @@ export class TaskScheduler {
     private readonly follow: CancelFollower,
   ) {
     this.now = options.now ?? (() => performance.now());
-    this.costs = new CostModel(options.costPriorMs, this.now);
+    this.costs = new CostModel(options.costPriorMs, this.now, options.slots);
     this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
   }
 
@@ -318,9 +318,17 @@ export class TaskScheduler {
     const leftMs = ticket.deadlineAt - now;
     if (waitFloorMs + estimate.floorMs > leftMs) {
       const facts = { aheadMs: waitFloorMs, ownMs: estimate.floorMs, leftMs };
-      if (estimate.floorMs <= leftMs) return this.refuse('deadline', waitFloorMs, facts);
       const startsAtOnce = waitFloorMs === 0 && this.running.size < slots;
-      if (startsAtOnce && this.probe(ticket, now)) return undefined;
+      if (startsAtOnce) {
+        // Nothing ahead: only its own runs can say it cannot finish, and any
+        // deadline over the fastest of them can still be met.
+        if (estimate.fastestMs <= leftMs || this.probe(ticket, now)) return undefined;
+        return this.refuse('too-long', this.untilProbe(ticket, now), {
+          ...facts,
+          ownMs: estimate.fastestMs,
+        });
+      }
+      if (estimate.floorMs <= leftMs) return this.refuse('deadline', waitFloorMs, facts);
       return this.refuse('too-long', this.untilProbe(ticket, now), facts);
     }
     // Only the queued work counts here: waiting for a running task to end is
