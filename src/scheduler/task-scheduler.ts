@@ -2,165 +2,36 @@ import { performance } from 'node:perf_hooks';
 import type { AppError } from '../common/app-error';
 import { JOBS_CLIENT_KEY as JOBS_KEY } from '../auth/client-key';
 import { CoDel } from './codel';
-import { CostModel, sizeClassOf, type CostEstimate } from './cost-model';
-import {
-  FairQueue,
-  type KeyDepth,
-  type QueuedHandle,
-  type ServeOrder,
-  type WorkMeasure,
-} from './fair-queue';
+import { CostModel, type CostEstimate } from './cost-model';
+import { FairQueue, type ServeOrder, type WorkMeasure } from './fair-queue';
+import { Probes } from './probes';
 import { refusal, type RefusalEstimate, type RefusalReason } from './refusal';
+import type { BatchSink, SchedulerOptions, SchedulerState, Ticket } from './scheduler-types';
 import { ShareSums } from './share-sums';
 import { threadTimeUntil } from './thread-time';
+import {
+  abortError,
+  startTask,
+  type Abortable,
+  type CancelFollower,
+  type Running,
+  type Waiting,
+} from './waiting';
 
-/**
- * How often an idle thread takes a task that its measured cost says cannot
- * finish in time: runs measured while the machine was busy must not keep a
- * size out for good (ADR 0041).
- */
-export const PROBE_AFTER_MS = 10_000;
+export { PROBE_AFTER_MS } from './probes';
+export type {
+  BatchOptions,
+  BatchSink,
+  SchedulerOptions,
+  SchedulerState,
+  Ticket,
+} from './scheduler-types';
 
 /** Waiting tasks are checked again at least this often while runs complete, and … */
 const RECHECK_MIN_MS = 25;
 /** … at the latest after this fraction of the shortest deadline waiting (bounded below and above). */
 const RECHECK_FRACTION = 8;
 const RECHECK_MAX_MS = 1000;
-
-/** What the scheduler is told about a task when it asks to run. */
-export interface Ticket {
-  /** The task's name: its cost is estimated per task. */
-  readonly task: string;
-  /** How much work this input is, in the task's own unit (`TaskDefinition.size`); 1 if undeclared. */
-  readonly size: number;
-  /** The fair-share key: a client's, the shared one, or the jobs'. */
-  readonly key: string;
-  /** When the task must have finished, on the scheduler's clock (ms). */
-  readonly deadlineAt: number;
-  /**
-   * The client said how long it waits (a deadline header). Without it the
-   * client's patience is unknown, so under overload such a task is refused
-   * if it would wait longer than the target (`queue-delay`).
-   */
-  readonly clientDeadline: boolean;
-}
-
-export interface SchedulerOptions {
-  /** Tasks that may run at once (the pool's threads). */
-  readonly slots: number;
-  /** Tasks that may wait, all keys together: a memory backstop only. */
-  readonly maxQueue: number;
-  /** CoDel's target queue delay and interval (ms). */
-  readonly targetDelayMs: number;
-  readonly intervalMs: number;
-  /** Estimated run time of a task never measured yet (ms). */
-  readonly costPriorMs: number;
-  /** Threads the jobs key may hold at once. */
-  readonly jobsMaxThreads: number;
-  /** The longest `Retry-After` a refusal announces. */
-  readonly maxRetryAfterSeconds: number;
-  /** Called with each task's queue delay when it leaves the queue for a thread. */
-  readonly onDelay?: (delayMs: number) => void;
-  /** The clock (ms); `performance.now` unless a test drives it. */
-  readonly now?: () => number;
-  /** Small tasks a free thread takes together, when several wait; absent: one task per thread. */
-  readonly batch?: BatchOptions;
-}
-
-/**
- * Batching: when a thread frees up and several small tasks wait, it takes up
- * to `maxTasks` of them in one message (one `postMessage`, one wake-up, one
- * answer), in the order the queue serves them. A batch holds one slot, as
- * one task does: a thread runs its tasks one after another.
- */
-export interface BatchOptions {
-  /** Most tasks in one batch. */
-  readonly maxTasks: number;
-  /**
-   * Estimated thread time of a whole batch (ms): only tasks this small are
-   * batched, and a batch's first answer waits about this long at most.
-   */
-  readonly maxCostMs: number;
-  /** A new batch: its tasks' `start` add them to it, then `close` sends it. */
-  readonly open: () => BatchSink;
-}
-
-/** Where the tasks of one batch gather before they go to a thread together. */
-export interface BatchSink {
-  close(): void;
-}
-
-/** The controller's state, for health and metrics. */
-export interface SchedulerState {
-  /** `lifo` while overloaded (newest first), else `fifo`. */
-  readonly mode: ServeOrder;
-  readonly queued: number;
-  /** Estimated thread time of everything queued (ms). */
-  readonly backlogMs: number;
-  /** Queue delay of the last task that reached a thread (ms). */
-  readonly lastDelayMs: number;
-  readonly targetDelayMs: number;
-  readonly intervalMs: number;
-  /** Refusals and sheddings since start, by reason. */
-  readonly refusals: Readonly<Record<RefusalReason, number>>;
-  /** Keys with tasks waiting, deepest first. */
-  readonly keys: readonly KeyDepth[];
-  readonly jobs: { readonly running: number; readonly maxThreads: number };
-  /** Batches sent since start, and the tasks they carried (`SchedulerOptions.batch`). */
-  readonly batches: { readonly sent: number; readonly tasks: number };
-}
-
-/** One task waiting: in its key's line, rescued to the front of it, or gone (started, cancelled, shed). */
-interface Waiting {
-  readonly key: string;
-  /** The estimate's best guess and floor (ms), as the fair queue weighs them. */
-  cost: number;
-  floorMs: number;
-  estimate: CostEstimate;
-  /** The cost model's version the estimate was made at. */
-  version: number;
-  readonly ticket: Ticket;
-  readonly enqueuedAt: number;
-  /** May share a thread's message with other tasks (`SchedulerOptions.batch`). */
-  readonly batchable: boolean;
-  /** Hands the task to its thread, alone or into `batch`; settles the caller's promise. */
-  readonly begin: (batch: BatchSink | undefined, settled: (completed: boolean) => void) => void;
-  readonly fail: (error: AppError) => void;
-  place: 'line' | 'rescue' | 'gone';
-  handle?: QueuedHandle;
-  /** Moves the task ahead in its key, then sheds it when it can no longer start in time. */
-  timer?: NodeJS.Timeout;
-}
-
-/** A task on a thread, for the estimate of when threads free up. */
-interface Running {
-  /** The tasks it carries: one, or a batch. */
-  readonly members: readonly Waiting[];
-  readonly startedAt: number;
-}
-
-/** Calls a task's `start`; a `start` that throws is a rejection. */
-function startTask<T>(
-  start: (batch?: BatchSink) => Promise<T>,
-  batch: BatchSink | undefined,
-): Promise<T> {
-  try {
-    return start(batch);
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
-}
-
-/** How a task cancelled while it waits rejects: the same name as Piscina's abort. */
-function abortError(): Error {
-  return Object.assign(new Error('The task was cancelled while queued'), { name: 'AbortError' });
-}
-
-/** What a cancellable caller hands in: a standard AbortSignal or the pool's Cancellation. */
-interface Abortable {
-  readonly aborted: boolean;
-}
-type CancelFollower = (signal: Abortable, listener: () => void) => () => void;
 
 /**
  * The queue discipline in front of the pool's threads, in one unit:
@@ -206,8 +77,7 @@ export class TaskScheduler {
   };
   /** The task being admitted, while it may start at once: it has not waited, so it is not shed for lateness. */
   private admitting: Waiting | undefined;
-  /** When each task's size class was last taken as a probe (`PROBE_AFTER_MS`). */
-  private readonly probes = new Map<string, number>();
+  private readonly probes: Probes;
   private recheckTimer: NodeJS.Timeout | undefined;
   private recheckDueAt = Infinity;
   private lastRecheckAt = -Infinity;
@@ -221,6 +91,7 @@ export class TaskScheduler {
   ) {
     this.now = options.now ?? (() => performance.now());
     this.costs = new CostModel(options.costPriorMs, this.now, options.slots);
+    this.probes = new Probes(this.costs);
     this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
   }
 
@@ -322,14 +193,14 @@ export class TaskScheduler {
       if (startsAtOnce) {
         // Nothing ahead: only its own runs can say it cannot finish, and any
         // deadline over the fastest of them can still be met.
-        if (estimate.fastestMs <= leftMs || this.probe(ticket, now)) return undefined;
-        return this.refuse('too-long', this.untilProbe(ticket, now), {
+        if (estimate.fastestMs <= leftMs || this.probes.take(ticket, now)) return undefined;
+        return this.refuse('too-long', this.probes.waitFor(ticket, now), {
           ...facts,
           ownMs: estimate.fastestMs,
         });
       }
       if (estimate.floorMs <= leftMs) return this.refuse('deadline', waitFloorMs, facts);
-      return this.refuse('too-long', this.untilProbe(ticket, now), facts);
+      return this.refuse('too-long', this.probes.waitFor(ticket, now), facts);
     }
     // Only the queued work counts here: waiting for a running task to end is
     // no queue's fault, and no shedding could shorten it.
@@ -343,25 +214,6 @@ export class TaskScheduler {
       return this.refuse('queue-delay', this.estimatedWait(aheadMs, now, 'cost'));
     }
     return undefined;
-  }
-
-  /**
-   * Whether an idle thread may take this task although its measured floor
-   * says it cannot finish: once per `PROBE_AFTER_MS` per task and size class,
-   * counted from the class's newest run. The run that follows, finished or
-   * stopped at its deadline, is measured like any other.
-   */
-  private probe(ticket: Ticket, now: number): boolean {
-    if (this.untilProbe(ticket, now) > 0) return false;
-    this.probes.set(probeKey(ticket), now);
-    return true;
-  }
-
-  /** Time until this task's size class may be probed again (0: now). */
-  private untilProbe(ticket: Ticket, now: number): number {
-    const lastRun = this.costs.lastRunAt(ticket.task, ticket.size) ?? -Infinity;
-    const lastProbe = this.probes.get(probeKey(ticket)) ?? -Infinity;
-    return Math.max(0, Math.max(lastRun, lastProbe) + PROBE_AFTER_MS - now);
   }
 
   /**
@@ -709,9 +561,4 @@ function sumFloors(entries: readonly Waiting[]): number {
   let sum = 0;
   for (const waiting of entries) sum += waiting.floorMs;
   return sum;
-}
-
-/** Probes are counted per task and size class. */
-function probeKey(ticket: Ticket): string {
-  return `${ticket.task}\u0000${sizeClassOf(ticket.size)}`;
 }
