@@ -42,7 +42,7 @@ export class ClusterProcesses {
       const onMessage = (message: unknown) => {
         if (!isReadyMessage(message)) return;
         handle.off('message', onMessage);
-        this.log('info', `process ${pid} ready`, { worker: pid });
+        this.log('info', `process ${pid} ready`, { process: pid });
         forked.serving = true;
         done(true);
       };
@@ -55,7 +55,7 @@ export class ClusterProcesses {
     });
     const forked: ClusterProcess = { handle, ready, exited, serving: false, retiring: false };
     this.byId.set(handle.id, forked);
-    this.log('info', `process ${pid} started`, { worker: pid });
+    this.log('info', `process ${pid} started`, { process: pid });
     return forked;
   }
 

@@ -57,7 +57,7 @@ export class PrimaryStop {
   processExited(ending: ProcessEnding): void {
     const { pid, code, signal } = ending;
     this.log('info', `process ${pid} exited (${describeEnding(ending)})`, {
-      worker: pid,
+      process: pid,
       code,
       signal,
     });

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import type { AppConfig } from '../config/app-config';
+import { renameWarning } from '../config/renamed-variables';
 import { ExitCode } from '../lifecycle/exit-codes';
 import { startClusterQuotas } from '../auth/quota.primary';
 import { startClusterMetrics } from '../metrics/cluster-metrics.primary';
@@ -22,6 +23,10 @@ import { createStoreIfMissing } from '../jobs/sqlite/sqlite-store-file';
  */
 export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): void {
   const log = primaryLog(config.log.level);
+  // The forked processes read the same environment: only the primary warns.
+  for (const renamed of config.renamedVariables) {
+    log('warn', renameWarning(renamed), { variable: renamed.old, replacement: renamed.current });
+  }
   const drainMs = config.shutdown.delayMs + config.shutdown.timeoutMs;
   const processes = new ClusterProcesses(
     config.cluster.mallocEnv,
@@ -42,7 +47,7 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
     if (stop.isStopping) stop.processExited(ending);
     else if (gone.retiring) {
       log('info', `process ${ending.pid} replaced (${describeEnding(ending)})`, {
-        worker: ending.pid,
+        process: ending.pid,
         code,
         signal,
       });
@@ -60,10 +65,10 @@ export function runPrimary(config: AppConfig, policy = new RespawnPolicy()): voi
   // Every process's clients count against one quota (QUOTA_*), held here.
   startClusterQuotas();
   if (config.jobs.redisUrl === undefined) openJobStore(config.jobs.sqlitePath, log);
-  for (let i = 0; i < config.cluster.workers; i++) processes.fork();
+  for (let i = 0; i < config.cluster.processes; i++) processes.fork();
   log(
     'info',
-    `primary ${process.pid} started ${config.cluster.workers} processes (scheduling: ${config.cluster.schedulingPolicy})`,
+    `primary ${process.pid} started ${config.cluster.processes} processes (scheduling: ${config.cluster.schedulingPolicy})`,
   );
 }
 

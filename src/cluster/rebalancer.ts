@@ -66,7 +66,7 @@ export class Rebalancer {
       'info',
       `rebalance: process ${pid} carries more than its share (${why}); moving some of its connections`,
       {
-        worker: pid,
+        process: pid,
         reason: decision.reason,
         fraction: Number(decision.fraction.toFixed(2)),
       },

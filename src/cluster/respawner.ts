@@ -30,7 +30,7 @@ export class Respawner {
       this.log(
         'error',
         `crash loop: ${decision.recentDeaths} processes died within the respawn window; giving up`,
-        { worker: pid, code, signal },
+        { process: pid, code, signal },
       );
       this.stop.stop('crash loop', ExitCode.CRASH_LOOP);
       return;
@@ -38,7 +38,7 @@ export class Respawner {
     this.log(
       'warn',
       `process ${pid} died (${describeEnding(ending)}); starting a new one in ${decision.delayMs} ms`,
-      { worker: pid, code, signal },
+      { process: pid, code, signal },
     );
     // A process holding its listener counted on this one to accept: none may be left accepting.
     this.processes.sendToAll(ACCEPT_MESSAGE);

@@ -5,6 +5,7 @@ import { EnvironmentVariables } from './environment-variables';
 import { currentMachine, type MachineFacts } from './machine-facts';
 import { mallocEnv } from './malloc-env';
 import { plainToInstance } from './plain-to-instance';
+import { RENAMED_VARIABLES, readRenamed, type RenamedVariable } from './renamed-variables';
 import { resolveConfig } from './resolve-config';
 
 export type { MachineFacts } from './machine-facts';
@@ -23,6 +24,7 @@ const VARIABLE_NAMES = [
   'AUTH_JWT_ISSUER',
   'AUTH_JWT_AUDIENCE',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
+  ...RENAMED_VARIABLES.map((renamed) => renamed.old),
 ];
 
 export class ConfigError extends Error {
@@ -42,14 +44,15 @@ export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
   machine: MachineFacts = currentMachine(),
 ): AppConfig {
-  const vars = validated(ourVariables(env));
+  const { values, used, conflicts } = readRenamed(ourVariables(env));
+  const vars = validated(values, used, conflicts);
   const config = resolveConfig(vars, machine, {
     // NODE_OPTIONS is Node's, not ours: only read to leave an operator's own semi-space alone.
     nodeOptionsSetSemiSpace: /--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? ''),
     // glibc's, not ours: read only to leave an operator's own malloc settings alone.
     mallocEnv: mallocEnv(env),
   });
-  return deepFreeze(config);
+  return deepFreeze({ ...config, renamedVariables: used });
 }
 
 /** Our variables that are set, trimmed; an empty value is unset. */
@@ -63,19 +66,35 @@ function ourVariables(env: Readonly<Record<string, string | undefined>>): Record
 }
 
 /** Each variable on its own, then the rules between them; throws with every problem found. */
-function validated(raw: Record<string, string>): EnvironmentVariables {
+function validated(
+  raw: Record<string, string>,
+  renamed: readonly RenamedVariable[],
+  conflicts: readonly string[],
+): EnvironmentVariables {
   const vars = plainToInstance(EnvironmentVariables, raw);
   const errors = validateSync(vars, { forbidUnknownValues: true, stopAtFirstError: true });
-  if (errors.length > 0) throw new ConfigError(errors.flatMap((error) => describe(error, raw)));
-  const conflicts = crossChecks(vars);
-  if (conflicts.length > 0) throw new ConfigError(conflicts);
+  const problems = [...conflicts, ...errors.flatMap((error) => describe(error, raw, renamed))];
+  if (problems.length > 0) throw new ConfigError(problems);
+  const conflicting = crossChecks(vars);
+  if (conflicting.length > 0) throw new ConfigError(conflicting);
   return vars;
 }
 
-/** The message with the value as it was written, not as it was converted (`'x'`, not NaN). */
-function describe(error: ValidationError, raw: Record<string, string>): string[] {
+/**
+ * The message with the value as it was written, not as it was converted (`'x'`, not NaN),
+ * and the old name it was written under, if any.
+ */
+function describe(
+  error: ValidationError,
+  raw: Record<string, string>,
+  renamed: readonly RenamedVariable[],
+): string[] {
   const value = JSON.stringify(raw[error.property] ?? error.value);
-  return Object.values(error.constraints ?? {}).map((message) => `${message} (got ${value})`);
+  const old = renamed.find((entry) => entry.current === error.property)?.old;
+  const setAs = old === undefined ? '' : `, set as ${old}`;
+  return Object.values(error.constraints ?? {}).map(
+    (message) => `${message} (got ${value}${setAs})`,
+  );
 }
 
 function deepFreeze<T>(value: T): T {

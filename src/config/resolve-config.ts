@@ -46,12 +46,12 @@ export function resolveConfig(
   vars: EnvironmentVariables,
   machine: MachineFacts,
   facts: ProcessFacts,
-): AppConfig {
+): Omit<AppConfig, 'renamedVariables'> {
   const shape = resolveShape(vars, machine);
   return {
     http: httpConfig(vars, shape),
     cluster: {
-      workers: shape.processes,
+      processes: shape.processes,
       schedulingPolicy: vars.CLUSTER_SCHEDULING_POLICY,
       maxSemiSpaceMb: facts.nodeOptionsSetSemiSpace ? 0 : vars.CLUSTER_MAX_SEMI_SPACE_MB,
       mallocEnv: facts.mallocEnv,
@@ -80,7 +80,7 @@ export function resolveConfig(
 }
 
 function resolveShape(vars: EnvironmentVariables, machine: MachineFacts): Shape {
-  const processes = vars.CLUSTER_WORKERS === 'auto' ? machine.cores : vars.CLUSTER_WORKERS;
+  const processes = vars.CLUSTER_PROCESSES === 'auto' ? machine.cores : vars.CLUSTER_PROCESSES;
   // Processes × threads should not exceed the cores: a CPU-bound thread beyond
   // that only adds context switches and makes every task slower (ADR 0006).
   const threads =
