@@ -35,7 +35,7 @@ ENV NODE_ENV=production \
     PORT=3000
 # glibc's malloc settings that give a burst of big bodies' memory back (ADR 0044). The
 # cluster primary adds them to the processes it forks; a single process
-# (CLUSTER_WORKERS=1, as in Kubernetes) has no primary, so the image sets them.
+# (CLUSTER_PROCESSES=1, as in Kubernetes) has no primary, so the image sets them.
 ENV MALLOC_ARENA_MAX=2 \
     MALLOC_TRIM_THRESHOLD_=131072 \
     MALLOC_MMAP_THRESHOLD_=65536

@@ -31,6 +31,7 @@ import { freePort, launchProcess, type ServiceProcess } from '../test/support/se
 import { sumMainThreadCpuMicros } from '../test/support/process-tree';
 import { buildIfNeeded } from './lib/build';
 import { fixedAmount, probe, throughput, type Target } from './lib/load';
+import { forAnyBuild } from './lib/older-builds';
 import { ROOT } from './lib/servers';
 
 const { values: args } = parseArgs({
@@ -60,12 +61,12 @@ async function start(build: Build, env: Record<string, string>) {
     env: {
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
-      ...env,
+      ...forAnyBuild(env),
       ...(adminPort === undefined ? {} : { ADMIN_PORT: String(adminPort) }),
     },
     readyLines: {
       pattern: /Nest application successfully started/,
-      count: Number(env.CLUSTER_WORKERS ?? 1),
+      count: Number(env.CLUSTER_PROCESSES ?? 1),
     },
     timeoutMs: 60_000,
     discardOutputAfterReady: true,
@@ -97,7 +98,7 @@ async function cpuPerLoadedRequest(service: ServiceProcess, target: Target): Pro
 }
 
 async function scrapeCost(build: Build): Promise<string> {
-  const { service, admin } = await start(build, { CLUSTER_WORKERS: '2', POOL_THREADS: '1' });
+  const { service, admin } = await start(build, { CLUSTER_PROCESSES: '2', POOL_THREADS: '1' });
   try {
     const live = await cpuPerLoadedRequest(service, { url: service.url, path: '/health/live' });
     const loaded = await cpuPerLoadedRequest(service, { url: admin, path: '/metrics' });
@@ -135,7 +136,7 @@ const factorialTarget = (url: string): Target => ({
 });
 
 async function scrapesBesideTasks(build: Build): Promise<string> {
-  const { service, admin } = await start(build, { CLUSTER_WORKERS: '2', POOL_THREADS: '1' });
+  const { service, admin } = await start(build, { CLUSTER_PROCESSES: '2', POOL_THREADS: '1' });
   const target = factorialTarget(service.url);
   try {
     await throughput(target, 4, 2);
@@ -169,7 +170,7 @@ async function scrapesBesideTasks(build: Build): Promise<string> {
 
 async function bigUploads(build: Build): Promise<string> {
   const env = {
-    CLUSTER_WORKERS: '1',
+    CLUSTER_PROCESSES: '1',
     POOL_THREADS: '2',
     // The Kubernetes manifest's budget (deploy/kubernetes/deployment.yaml).
     BODY_MEMORY_BUDGET_BYTES: String(128 * MiB),
@@ -251,7 +252,7 @@ async function besideFlood(target: Target, base: string, path: string) {
 async function operatorFlood(build: Build, limits: boolean): Promise<string> {
   // Two processes of one thread: the default on this 2-core machine.
   const { service, admin } = await start(build, {
-    CLUSTER_WORKERS: '2',
+    CLUSTER_PROCESSES: '2',
     ...(limits ? {} : { OPERATOR_REQUESTS_PER_SECOND: '0', HEALTH_CACHE_MS: '0' }),
   });
   const target = factorialTarget(service.url);

@@ -218,7 +218,7 @@ async function measure(label: string, checkout: string | undefined): Promise<Bui
   const start = (env: Record<string, string>) =>
     startService(
       label,
-      { CLUSTER_WORKERS: '1', POOL_THREADS: String(THREADS), LOG_LEVEL: 'warn', ...env },
+      { CLUSTER_PROCESSES: '1', POOL_THREADS: String(THREADS), LOG_LEVEL: 'warn', ...env },
       checkout,
     );
   log(`${label}: cold burst`);

@@ -1,6 +1,6 @@
 /**
  * Instructions per job (submit, claim, run, finish), counted by valgrind's
- * callgrind on one service process (`CLUSTER_WORKERS=1`), each thread apart:
+ * callgrind on one service process (`CLUSTER_PROCESSES=1`), each thread apart:
  * the way to size a change of a few per cent to the jobs path, where CPU
  * times on a shared 2-core machine vary by a quarter between rounds of one
  * build (ADR 0031; `light-instructions.ts` does the same for the light route).
@@ -20,6 +20,7 @@ import { basename, join, resolve } from 'node:path';
 import { FAULT_TASKS } from '../test/support/test-config';
 import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
+import { forAnyBuild } from './lib/older-builds';
 import { ROOT } from './lib/servers';
 import { fmt } from './lib/stats';
 
@@ -45,7 +46,7 @@ async function count(checkout: string, port: number): Promise<WindowCount[]> {
     cwd: checkout,
     env: {
       ...process.env,
-      CLUSTER_WORKERS: '1',
+      ...forAnyBuild({ CLUSTER_PROCESSES: '1' }),
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       PORT: String(port),

@@ -148,7 +148,7 @@ async function besideService({
     env: {
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       TASK_MODULES: FAULT_TASKS,
       JOBS_MAX_STORED: String(Math.max(10_000, backlog * 2)),
       JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-beside-')), 'jobs.sqlite'),
@@ -341,7 +341,7 @@ async function main(): Promise<void> {
           env: {
             NODE_ENV: 'production',
             LOG_LEVEL: 'warn',
-            CLUSTER_WORKERS: '2',
+            CLUSTER_PROCESSES: '2',
             TASK_MODULES: FAULT_TASKS,
             JOBS_SQLITE_PATH: join(mkdtempSync(join(tmpdir(), 'corepool-tail-')), 'jobs.sqlite'),
             ...variant.env,

@@ -181,7 +181,7 @@ async function bench(
   floor: Server,
 ): Promise<BackendResult> {
   const service = await startService(
-    { CLUSTER_WORKERS: '2', LOG_LEVEL: 'warn', ...env },
+    { CLUSTER_PROCESSES: '2', LOG_LEVEL: 'warn', ...env },
     { discardOutputAfterReady: true },
   );
   try {

@@ -28,6 +28,7 @@ import {
   type KeepAliveSample,
 } from '../test/support/keep-alive-load';
 import { startService, type ServiceProcess } from '../test/support/service-process';
+import { forAnyBuild } from './lib/older-builds';
 
 const CONNECTIONS = 32;
 const TASK_MS = 10;
@@ -101,8 +102,8 @@ function summary(samples: readonly KeepAliveSample[]) {
 async function main(): Promise<void> {
   const policy = args.policy;
   const service = await startService(
-    {
-      CLUSTER_WORKERS: '2',
+    forAnyBuild({
+      CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       CLUSTER_SCHEDULING_POLICY: policy,
       TASK_TIMEOUT_MS: String(TASK_TIMEOUT_MS),
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
           .filter((pair) => pair.includes('='))
           .map((pair) => pair.split('=', 2) as [string, string]),
       ),
-    },
+    }),
     { readyPath: '/health/ready', timeoutMs: 60_000, cwd: args.checkout },
   );
   // Sample times are on performance.now()'s clock; timeOrigin turns them into the log's epoch ms.

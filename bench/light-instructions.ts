@@ -21,6 +21,7 @@
 import { basename, resolve } from 'node:path';
 import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
 import { fixedAmount } from './lib/load';
+import { forAnyBuild } from './lib/older-builds';
 import { ROOT } from './lib/servers';
 import { fmt, median } from './lib/stats';
 
@@ -47,7 +48,7 @@ const service = (key: string, checkout: string): Subject => ({
   key,
   cwd: checkout,
   args: [resolve(checkout, 'dist', 'main.js')],
-  env: { CLUSTER_WORKERS: '1', NODE_ENV: 'production', LOG_LEVEL: 'info' },
+  env: forAnyBuild({ CLUSTER_PROCESSES: '1', NODE_ENV: 'production', LOG_LEVEL: 'info' }),
 });
 
 const skipped = new Set(

@@ -456,7 +456,7 @@ async function main(): Promise<void> {
     startService(
       label,
       {
-        CLUSTER_WORKERS: '1',
+        CLUSTER_PROCESSES: '1',
         POOL_THREADS: String(THREADS),
         TASK_TIMEOUT_MS: String(BURST_DEADLINE_MS),
         LOG_LEVEL: 'warn',

@@ -174,7 +174,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: 1,
     threads: 0,
     workloads: ['light', 'isolation', 'heavy', 'tiny'],
-    start: service({ CLUSTER_WORKERS: '1', POOL_THREADS: '0' }),
+    start: service({ CLUSTER_PROCESSES: '1', POOL_THREADS: '0' }),
   },
   {
     key: 'pool',
@@ -182,7 +182,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: 1,
     threads: CORES,
     workloads: ALL_SERVICE,
-    start: service({ CLUSTER_WORKERS: '1' }),
+    start: service({ CLUSTER_PROCESSES: '1' }),
   },
   {
     key: 'cluster',
@@ -190,7 +190,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: CORES,
     threads: CORES,
     workloads: ALL_SERVICE,
-    start: service({ CLUSTER_WORKERS: String(CORES) }),
+    start: service({ CLUSTER_PROCESSES: String(CORES) }),
   },
   {
     key: 'poolNice0',
@@ -198,7 +198,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: 1,
     threads: CORES,
     workloads: ['isolation'],
-    start: service({ CLUSTER_WORKERS: '1', WORKER_NICE_INCREMENT: '0' }),
+    start: service({ CLUSTER_PROCESSES: '1', WORKER_NICE_INCREMENT: '0' }),
   },
   ...checkouts.map((checkout): Configuration => ({
     key: basename(checkout),
@@ -206,7 +206,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: 1,
     threads: CORES,
     workloads: ['light', 'tiny'],
-    start: () => startService(basename(checkout), { CLUSTER_WORKERS: '1' }, resolve(checkout)),
+    start: () => startService(basename(checkout), { CLUSTER_PROCESSES: '1' }, resolve(checkout)),
   })),
   ...variants.map((variant, index): Configuration => ({
     key: variantKey(index),
@@ -214,7 +214,7 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     processes: 1,
     threads: CORES,
     workloads: ['light', 'tiny'],
-    start: service({ CLUSTER_WORKERS: '1', ...Object.fromEntries(variant) }),
+    start: service({ CLUSTER_PROCESSES: '1', ...Object.fromEntries(variant) }),
   })),
 ];
 /** Configurations only the hot-path run measures: the full run's report has no place for them. */

@@ -7,7 +7,7 @@
  *   SOAK_SECONDS=60 SOAK_LOAD=0.7 npm run soak
  *   npm run soak -- --seconds 600
  *
- * The service is started with this process's environment (CLUSTER_WORKERS, POOL_THREADS, …),
+ * The service is started with this process's environment (CLUSTER_PROCESSES, POOL_THREADS, …),
  * on a free loopback port. The exit code is 1 when any request failed.
  */
 import { performance } from 'node:perf_hooks';
@@ -245,7 +245,7 @@ async function main(): Promise<void> {
   if (!(seconds > 0) || !(load > 0 && load <= 1)) {
     throw new Error('SOAK_SECONDS (or --seconds) must be > 0 and SOAK_LOAD within (0, 1]');
   }
-  // This process's environment (CLUSTER_WORKERS, POOL_THREADS, …) configures the service.
+  // This process's environment (CLUSTER_PROCESSES, POOL_THREADS, …) configures the service.
   const service = await launchProcess({
     label: 'soak',
     env: { LOG_LEVEL: 'warn', NODE_ENV: 'production', ...process.env },

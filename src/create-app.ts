@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
@@ -10,6 +11,7 @@ import { directTaskRoutes } from './compute/direct-task-routes';
 import { TaskCatalogService } from './compute/task-catalog.service';
 import { directHealthRoutes } from './health/direct-health-routes';
 import type { AppConfig } from './config/app-config';
+import { renameWarning } from './config/renamed-variables';
 import { clientErrorHandler, frameworkErrorHandler } from './http/framework-errors';
 import { AdminListener } from './http/admin-listener';
 import { BodyMemoryBudget } from './http/body-memory-budget';
@@ -42,6 +44,12 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const tracing = await startTracing(config.tracing);
   // Before anything else: a key file or public key that cannot be read stops the start.
   const authenticator = createAuthenticator(config, logger);
+  // A forked process reads the primary's environment, and the primary warned already (ADR 0049).
+  if (cluster.isPrimary) {
+    for (const renamed of config.renamedVariables) {
+      logger.warn({ variable: renamed.old, replacement: renamed.current }, renameWarning(renamed));
+    }
+  }
   const adapter = new LeanFastifyAdapter({
     bodyLimit: config.http.bodyLimitBytes,
     // No Nest middleware: without @fastify/middie, no request runs its hook.

@@ -28,7 +28,7 @@ async function runServer(config: AppConfig): Promise<void> {
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env);
-  if (config.cluster.workers > 1 && cluster.isPrimary) runPrimary(config);
+  if (config.cluster.processes > 1 && cluster.isPrimary) runPrimary(config);
   else await runServer(config);
 }
 

@@ -15,7 +15,7 @@ describe('Access log (real process, JSON lines at LOG_LEVEL=info)', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'info' });
+    service = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1', LOG_LEVEL: 'info' });
   });
   afterAll(() => service.stop());
 

@@ -28,7 +28,7 @@ describe('ADMIN_PORT: metrics and detailed health on their own listener (cluster
     admin = `http://127.0.0.1:${adminPort}`;
     service = await startService(
       {
-        CLUSTER_WORKERS: '2',
+        CLUSTER_PROCESSES: '2',
         POOL_THREADS: '1',
         ADMIN_PORT: String(adminPort),
         METRICS_CACHE_MS: String(SCRAPE_CACHE_MS),
@@ -91,7 +91,7 @@ describe('DOCS_ENABLED', () => {
   let docsOff: ServiceProcess;
 
   beforeAll(async () => {
-    const env = { CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' };
+    const env = { CLUSTER_PROCESSES: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' };
     [docsOn, docsOff] = await Promise.all([
       startService(env),
       startService({ ...env, DOCS_ENABLED: 'false' }),
@@ -143,7 +143,7 @@ describe('ADMIN_PORT with API keys', () => {
     const adminPort = await freePort();
     admin = `http://127.0.0.1:${adminPort}`;
     service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       ADMIN_PORT: String(adminPort),
       AUTH_MODE: 'api-key',

@@ -19,7 +19,7 @@ const tasks = (service: ServiceProcess, key: string) =>
 /** One process, one thread, reading its API keys from `keys`. */
 const withKeys = (keys: KeyFile) =>
   startService({
-    CLUSTER_WORKERS: '1',
+    CLUSTER_PROCESSES: '1',
     POOL_THREADS: '1',
     AUTH_MODE: 'api-key',
     AUTH_API_KEYS_FILE: keys.path,
@@ -170,7 +170,7 @@ describe('authentication settings checked at start', () => {
     const keys = new KeyFile({});
     keys.writeText('# nothing yet\n');
     const service = await launchProcess({
-      env: { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: keys.path, CLUSTER_WORKERS: '1' },
+      env: { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: keys.path, CLUSTER_PROCESSES: '1' },
       readyPath: null,
     });
     expect((await service.exited).code).toBe(1);
@@ -181,7 +181,7 @@ describe('authentication settings checked at start', () => {
     const keys = new KeyFile({});
     writeFileSync(keys.path, '# ok\nbilling:xyz\n');
     const service = await launchProcess({
-      env: { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: keys.path, CLUSTER_WORKERS: '1' },
+      env: { AUTH_MODE: 'api-key', AUTH_API_KEYS_FILE: keys.path, CLUSTER_PROCESSES: '1' },
       readyPath: null,
     });
     expect((await service.exited).code).toBe(1);
@@ -189,8 +189,8 @@ describe('authentication settings checked at start', () => {
   });
 
   it('warns when it listens beyond loopback without authentication', async () => {
-    const open = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', HOST: '0.0.0.0' });
-    const local = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    const open = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1', HOST: '0.0.0.0' });
+    const local = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1' });
     try {
       await open.waitForLine(/AUTH_MODE=none on a non-loopback address/);
       expect(local.lines.join('\n')).not.toContain('AUTH_MODE=none');

@@ -34,7 +34,7 @@ function environOf(pid: number): Record<string, string> {
 function startCluster(env: Record<string, string> = {}) {
   return startService(
     // info: the primary logs each process it starts and each one that reports ready.
-    { CLUSTER_WORKERS: '2', POOL_THREADS: '1', LOG_LEVEL: 'info', ...env },
+    { CLUSTER_PROCESSES: '2', POOL_THREADS: '1', LOG_LEVEL: 'info', ...env },
     { readyPath: '/health/ready' },
   );
 }
@@ -149,7 +149,7 @@ describe('cluster (real processes, real signals)', () => {
   it('gives up with a non-zero exit when processes die in a loop', async () => {
     const cluster = await startService(
       {
-        CLUSTER_WORKERS: '2',
+        CLUSTER_PROCESSES: '2',
         POOL_THREADS: '1',
         // Every process fails at start: the task module cannot be loaded.
         TASK_MODULES: resolve(__dirname, 'fixtures/does-not-exist.js'),

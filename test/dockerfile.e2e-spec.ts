@@ -158,7 +158,7 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
     it('starts dist/main.js, logs JSON, answers probes and tasks, and stops cleanly', async () => {
       // As in Kubernetes: one process per container; only what the image sets, plus the port.
       service = await startService(
-        { CLUSTER_WORKERS: '1', POOL_THREADS: '1', TASK_MODULES: '' },
+        { CLUSTER_PROCESSES: '1', POOL_THREADS: '1', TASK_MODULES: '' },
         { cwd: dir },
       );
       expect(service.lines.length).toBeGreaterThan(0);

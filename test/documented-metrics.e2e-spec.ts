@@ -34,7 +34,7 @@ function exposedMetrics(text: string): Map<string, string> {
   return metrics;
 }
 
-describe('docs/observability.md metrics (CLUSTER_WORKERS=2, real processes)', () => {
+describe('docs/observability.md metrics (CLUSTER_PROCESSES=2, real processes)', () => {
   let service: ServiceProcess;
   let exposed: Map<string, string>;
   const documented = documentedMetrics(readFileSync(OBSERVABILITY_DOC, 'utf8'));
@@ -42,7 +42,7 @@ describe('docs/observability.md metrics (CLUSTER_WORKERS=2, real processes)', ()
   beforeAll(async () => {
     // Cluster mode: the primary adds its own metric (collection failures).
     service = await startService(
-      { CLUSTER_WORKERS: '2', POOL_THREADS: '1' },
+      { CLUSTER_PROCESSES: '2', POOL_THREADS: '1' },
       { readyPath: '/health/ready', timeoutMs: 120_000 },
     );
     // One task and one error, so every labelled series family has been touched.

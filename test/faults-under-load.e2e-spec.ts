@@ -164,7 +164,7 @@ describe('Faults under load', () => {
 
     it('fails only the requests that process had in flight', async () => {
       service = await startService({
-        CLUSTER_WORKERS: '2',
+        CLUSTER_PROCESSES: '2',
         POOL_THREADS: '1',
       });
       expect(await waitFor(() => serverPids(service).length === 2, 30_000)).toBe(true);
@@ -206,7 +206,7 @@ describe('Faults under load', () => {
 
     it('completes every accepted request or answers it SHUTTING_DOWN; none hangs', async () => {
       service = await startService({
-        CLUSTER_WORKERS: '1',
+        CLUSTER_PROCESSES: '1',
         POOL_THREADS: '1',
         POOL_MAX_QUEUE: '8',
         SHUTDOWN_TIMEOUT_MS: '20000',
@@ -250,7 +250,7 @@ describe('Faults under load', () => {
       const maxQueue = 8;
       const capacity = threads + maxQueue;
       service = await startService({
-        CLUSTER_WORKERS: '1',
+        CLUSTER_PROCESSES: '1',
         POOL_THREADS: String(threads),
         POOL_MAX_QUEUE: String(maxQueue),
       });

@@ -29,7 +29,7 @@ describe('job ownership with API keys across two processes', () => {
 
   beforeAll(async () => {
     service = await startService({
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       AUTH_MODE: 'api-key',
       AUTH_API_KEYS_FILE: keys.path,

@@ -25,7 +25,7 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
     env = {
       REDIS_URL: redis.url,
       JOBS_QUEUE_PREFIX: uniquePrefix(),
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       // Short locks, so that a killed replica's job is taken over within seconds.
       JOBS_LOCK_DURATION_MS: '2000',
@@ -93,7 +93,7 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
   });
 
   it('with Redis down: job calls fail at once, metrics and probes answer, a reload completes, SIGTERM exits', async () => {
-    const cluster = await startService({ ...env, CLUSTER_WORKERS: '2', LOG_LEVEL: 'info' });
+    const cluster = await startService({ ...env, CLUSTER_PROCESSES: '2', LOG_LEVEL: 'info' });
     services.push(cluster);
     await redis.stop();
     let response: Response | undefined;

@@ -18,7 +18,7 @@ describe('jobs on the default configuration (SQLite, every cluster process)', ()
   beforeAll(async () => {
     // The default: as many processes as cores (at least 2 here), one job file.
     service = await startService({
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       JOBS_ATTEMPTS: '2',
       JOBS_BACKOFF_MS: '100',
     });
@@ -108,7 +108,7 @@ describe('SQLite jobs across processes and restarts (one file, real processes)',
   const path = freshJobsPath();
   const env = {
     JOBS_SQLITE_PATH: path,
-    CLUSTER_WORKERS: '1',
+    CLUSTER_PROCESSES: '1',
     POOL_THREADS: '1',
     // Short leases, so that a killed process's job is taken over within seconds.
     JOBS_LOCK_DURATION_MS: '2000',

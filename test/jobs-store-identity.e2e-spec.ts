@@ -21,7 +21,7 @@ describe('the job store file changed under a running service (SQLite, 2 processe
     service = await startService(
       {
         JOBS_SQLITE_PATH: path,
-        CLUSTER_WORKERS: '2',
+        CLUSTER_PROCESSES: '2',
         POOL_THREADS: '1',
         JOBS_SQLITE_CHECK_INTERVAL_MS: '200',
       },

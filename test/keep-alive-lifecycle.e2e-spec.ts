@@ -41,7 +41,7 @@ function describeRun(label: string, samples: readonly KeepAliveSample[]): string
 
 function startCluster(env: Record<string, string> = {}) {
   return startService(
-    { CLUSTER_WORKERS: '2', POOL_THREADS: '1', TASK_TIMEOUT_MS: '5000', ...env },
+    { CLUSTER_PROCESSES: '2', POOL_THREADS: '1', TASK_TIMEOUT_MS: '5000', ...env },
     { readyPath: '/health/ready' },
   );
 }
@@ -159,7 +159,7 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
   });
 
   it('serves requests on kept-alive connections through the drain, with Connection: close', async () => {
-    const single = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    const single = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1' });
     service = single;
     load = keepAliveLoad({ url: single.url, ...LOAD });
     await waitUntil('answers', () => load!.samples.length >= 50);
@@ -330,7 +330,7 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
 
   it('closes a keep-alive connection once it has carried its maximum requests', async () => {
     const single = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       HTTP_MAX_REQUESTS_PER_CONNECTION: '3',
       HTTP_MAX_CONNECTION_AGE_MS: '0',
@@ -353,7 +353,7 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
 
   it('closes a keep-alive connection after its maximum age, and on every 503', async () => {
     const single = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '1',
       HTTP_MAX_CONNECTION_AGE_MS: '300',

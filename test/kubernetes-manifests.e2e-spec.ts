@@ -64,7 +64,7 @@ describe('Kubernetes manifests (deploy/kubernetes) agree with the code', () => {
     const known = [...Object.keys(new EnvironmentVariables()), 'AUTH_API_KEYS_FILE', 'ADMIN_PORT'];
     for (const name of Object.keys(env)) expect(known).toContain(name);
     expect(() => loadConfig(env, { cores: 64, stdoutIsTty: false, cwd: '/app' })).not.toThrow();
-    expect(env.CLUSTER_WORKERS).toBe('1');
+    expect(env.CLUSTER_PROCESSES).toBe('1');
   });
 
   it('probes the contract paths on the container port', () => {

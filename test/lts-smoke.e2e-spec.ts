@@ -12,7 +12,7 @@ jest.setTimeout(120_000);
 describe(`the service on Node.js ${process.versions.node}`, () => {
   it('serves a task, a job on SQLite, the probes and /metrics in cluster mode, and drains on SIGTERM with exit 0', async () => {
     const service = await startService(
-      { CLUSTER_WORKERS: '2', POOL_THREADS: '1' },
+      { CLUSTER_PROCESSES: '2', POOL_THREADS: '1' },
       { readyPath: '/health/ready' },
     );
     try {

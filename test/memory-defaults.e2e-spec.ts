@@ -18,7 +18,7 @@ afterAll(async () => {
 describe('memory defaults (real processes)', () => {
   it('fails a task that allocates without bound with 500 WORKER_OUT_OF_MEMORY at the derived heap cap, and the pool returns to its size', async () => {
     const env = {
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '2',
       LOG_LEVEL: 'warn',
       METRICS_CACHE_MS: '0',

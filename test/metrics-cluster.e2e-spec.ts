@@ -36,12 +36,12 @@ const workerPids = (service: ServiceProcess, samples: ReturnType<typeof parseMet
     (pid) => pid !== String(service.child.pid),
   );
 
-describe('GET /metrics under the cluster module (CLUSTER_WORKERS=2, real processes)', () => {
+describe('GET /metrics under the cluster module (CLUSTER_PROCESSES=2, real processes)', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
     service = await startService({
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       LOG_LEVEL: 'debug',
       // Each scrape here must see what happened just before it.

@@ -18,7 +18,7 @@ describe('/metrics and the metrics registered through the Nest module', () => {
     const service = await launchProcess({
       label: `${workers} process(es)`,
       args: ['--require', NEST_MODULE_COUNTER, BUILT_MAIN],
-      env: { NODE_ENV: 'production', CLUSTER_WORKERS: workers, POOL_THREADS: '1' },
+      env: { NODE_ENV: 'production', CLUSTER_PROCESSES: workers, POOL_THREADS: '1' },
       readyPath: '/health/ready',
       // Two processes, each warming its threads, on a shared machine.
       timeoutMs: 90_000,

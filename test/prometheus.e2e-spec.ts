@@ -95,7 +95,7 @@ describe('Metrics against a real Prometheus', () => {
       }
     }
     service = await startService({
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '1',
       TASK_TIMEOUT_MS: '1500',

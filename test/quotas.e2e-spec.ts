@@ -109,7 +109,7 @@ const KEYS = { alice: { key: 'alice-key-31f0' }, bob: { key: 'bob-key-8c2d' } };
 function twoProcesses(keys: KeyFile, env: Record<string, string>) {
   return startService(
     {
-      CLUSTER_WORKERS: '2',
+      CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       CLUSTER_SCHEDULING_POLICY: 'round-robin',
       AUTH_MODE: 'api-key',
@@ -220,7 +220,7 @@ describe('requests per second per client, across replicas sharing a Redis', () =
 
   beforeAll(async () => {
     const env = {
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       AUTH_MODE: 'api-key',
       AUTH_API_KEYS_FILE: keys.path,
@@ -243,7 +243,7 @@ describe('tasks in flight per client, across replicas sharing a Redis (leases pe
 
   beforeAll(async () => {
     const env = {
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       AUTH_MODE: 'api-key',
       AUTH_API_KEYS_FILE: keys.path,
@@ -316,7 +316,12 @@ const burst = (count: number, send: (i: number) => Promise<number>) =>
 
 /** One process without authentication, 5 requests per second per client. */
 const anonymousService = (env: Record<string, string>) =>
-  startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', QUOTA_REQUESTS_PER_SECOND: '5', ...env });
+  startService({
+    CLUSTER_PROCESSES: '1',
+    POOL_THREADS: '1',
+    QUOTA_REQUESTS_PER_SECOND: '5',
+    ...env,
+  });
 
 describe('requests per second without authentication: one quota per caller, not one for all', () => {
   let service: ServiceProcess;

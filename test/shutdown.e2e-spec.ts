@@ -34,7 +34,7 @@ describe('graceful shutdown of one process (real process, real signals)', () => 
   });
 
   it('closes idle keep-alive connections and exits 0 once in-flight tasks finish', async () => {
-    const single = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    const single = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1' });
     service = single;
     const agent = new Agent({ keepAlive: true });
     const { status, socket } = await keepAliveGet(agent, `${single.url}/health/live`);
@@ -55,7 +55,7 @@ describe('graceful shutdown of one process (real process, real signals)', () => 
 
   it('cancels what is left when the budget runs out, with 503 SHUTTING_DOWN and its own exit code', async () => {
     const single = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       SHUTDOWN_TIMEOUT_MS: '500',
     });

@@ -85,7 +85,7 @@ describe('Bodies refused while they stream (real process)', () => {
 
   beforeAll(async () => {
     service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       LOG_LEVEL: 'warn',
       BINARY_BODY_LIMIT_BYTES: String(4 * MiB),
@@ -254,7 +254,7 @@ describe('Bodies admitted by memory (real process)', () => {
 
   beforeAll(async () => {
     service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       LOG_LEVEL: 'warn',
       BINARY_BODY_LIMIT_BYTES: String(BODY),
@@ -334,7 +334,7 @@ describe('Body caps set by the options of a binary task (real process)', () => {
 
   beforeAll(async () => {
     // The default BINARY_BODY_LIMIT_BYTES (64 MiB): 48 MiB is within it, over br level 11's cap.
-    service = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' });
+    service = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' });
   });
 
   afterAll(() => service?.stop());

@@ -16,7 +16,7 @@ let service: ServiceProcess;
 
 beforeAll(async () => {
   service = await startService({
-    CLUSTER_WORKERS: '1',
+    CLUSTER_PROCESSES: '1',
     POOL_THREADS: '2',
     WORKER_MAX_MEMORY_MB: String(MEMORY_BUDGET_MB),
     CANCEL_GRACE_MS: '5000',

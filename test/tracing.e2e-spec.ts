@@ -31,7 +31,7 @@ function tracedService(protocol: string, env: Record<string, string>) {
   beforeAll(async () => {
     started.receiver = await startOtlpReceiver();
     started.service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: started.receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
       OTEL_BSP_SCHEDULE_DELAY: '50',
@@ -172,7 +172,7 @@ describe('Tracing with a collector that is down (gRPC)', () => {
     // A port nobody listens on: every export fails. Over gRPC the exporter's failure
     // reaches the SDK's shutdown, which the app's close then must not pass on.
     const service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',

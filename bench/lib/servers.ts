@@ -6,6 +6,7 @@ import {
   type ServiceProcess,
 } from '../../test/support/service-process';
 import { sumMainThreadCpuMicros } from '../../test/support/process-tree';
+import { forAnyBuild } from './older-builds';
 
 export const ROOT = resolve(__dirname, '..', '..');
 const TSX = require.resolve('tsx/cjs');
@@ -30,13 +31,17 @@ export function startService(
   env: Record<string, string>,
   checkout?: string,
 ): Promise<Server> {
-  const processes = Number(env.CLUSTER_WORKERS ?? '1');
+  const processes = Number(env.CLUSTER_PROCESSES ?? '1');
   const level = env.LOG_LEVEL ?? 'info';
   return start({
     label,
     args: [checkout === undefined ? BUILT_MAIN : resolve(checkout, 'dist', 'main.js')],
     cwd: checkout,
-    env: { NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
+    env: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      ...(checkout === undefined ? env : forAnyBuild(env)),
+    },
     // Nest prints this once per HTTP process, when its threads are warm
     // (not printed below info: then the liveness probe alone says ready).
     readyLines: ['info', 'debug', 'trace'].includes(level)

@@ -2,7 +2,7 @@ import type { LoadReport } from './cluster-messages';
 
 /** What the primary asks of the busiest process when the shares drift apart. */
 export interface Rebalance {
-  /** The process (cluster worker id) that makes room. */
+  /** The process (its id in `cluster`) that makes room. */
   readonly id: number;
   /** The share of its connections that move. */
   readonly fraction: number;

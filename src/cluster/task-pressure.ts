@@ -1,6 +1,7 @@
 /**
- * How often the tasks in flight are sampled: a heavy task lasts 40–100 ms, so
- * a second's mean sees them come and go, and a sample is one Set's size.
+ * How often the tasks in flight are sampled: a heavy task lasts a few times
+ * this (ADR 0027), so a second's mean sees them come and go, and a sample is
+ * one Set's size.
  */
 export const PRESSURE_SAMPLE_MS = 100;
 

@@ -5,12 +5,15 @@ import type {
   OtlpProtocol,
   TraceSampler,
 } from './environment-variables';
+import type { RenamedVariable } from './renamed-variables';
 
 /**
  * The typed, resolved and frozen configuration. `auto` values are resolved
  * here, once, so the rest of the code only ever sees numbers.
  */
 export abstract class AppConfig {
+  /** Old variable names found in the environment: each is warned about once, at start (ADR 0049). */
+  abstract readonly renamedVariables: readonly RenamedVariable[];
   abstract readonly http: {
     readonly port: number;
     readonly host: string;
@@ -40,8 +43,8 @@ export abstract class AppConfig {
     readonly maxConnectionAgeMs: number;
   };
   abstract readonly cluster: {
-    /** HTTP processes; 1 means no primary, no fork. */
-    readonly workers: number;
+    /** HTTP processes (`CLUSTER_PROCESSES`); 1 means no primary, no fork. */
+    readonly processes: number;
     /** `kernel`: the processes accept from one shared socket; `round-robin`: the primary hands connections on. */
     readonly schedulingPolicy: ClusterSchedulingPolicy;
     /** `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or `NODE_OPTIONS` sets it. */

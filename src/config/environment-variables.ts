@@ -110,19 +110,19 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'])
   DOCS_ENABLED: 'true' | 'false' = 'true';
 
-  /** HTTP processes. `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). */
+  /** HTTP processes (cluster processes; the threads inside each are `POOL_THREADS`). `auto`: one per usable core; `1` runs one process without forking (the mode for Kubernetes). Formerly `CLUSTER_WORKERS`: that name is still read, with a warning at start, and both set to different values is a configuration error (docs/adr/0049-threads-are-workers-processes-are-processes.md). */
   @autoOrNumber()
-  @ValidateIf(isNotAuto('CLUSTER_WORKERS'))
+  @ValidateIf(isNotAuto('CLUSTER_PROCESSES'))
   @Min(1)
   @Max(256)
-  @IsInt({ message: 'CLUSTER_WORKERS must be `auto` or a whole number' })
-  CLUSTER_WORKERS: number | 'auto' = 'auto';
+  @IsInt({ message: 'CLUSTER_PROCESSES must be `auto` or a whole number' })
+  CLUSTER_PROCESSES: number | 'auto' = 'auto';
 
   /** How the cluster's processes share the port. `kernel`: every process accepts from the one listening socket, so a connection is never handed to a process that has died. `round-robin`: Node's default, the primary accepts and hands each connection on; one handed to a process as it is killed hangs until the client gives up (docs/lifecycle.md). */
   @IsIn(CLUSTER_SCHEDULING_POLICIES)
   CLUSTER_SCHEDULING_POLICY: ClusterSchedulingPolicy = 'kernel';
 
-  /** V8's largest young-generation semi-space, in MiB, for each HTTP process the primary forks (`--max-semi-space-size`, ADR 0024). Each scavenge stops the event loop for as long as it copies what survived: at 500 submissions/s V8's default (16 MiB) stopped a process 4-27 ms about once a second, 2 MiB 0.6-1.6 ms about ten times a second, but tiny tasks then ran at 0.8 × the rate (8 MiB: 0.87 ×) for the extra collections. `0`: V8's default, the default; 2 where the tail latency of small requests matters more than their throughput. Not applied when `NODE_OPTIONS` sets `--max-semi-space-size`, nor with `CLUSTER_WORKERS=1` (no fork: set it in `NODE_OPTIONS` there). */
+  /** V8's largest young-generation semi-space, in MiB, for each HTTP process the primary forks (`--max-semi-space-size`, ADR 0024). Each scavenge stops the event loop for as long as it copies what survived: a smaller young generation makes the pauses shorter and more frequent, and costs small tasks throughput for the extra collections (the measurements are in the ADR). `0`: V8's default, the default; 2 where the tail latency of small requests matters more than their throughput. Not applied when `NODE_OPTIONS` sets `--max-semi-space-size`, nor with `CLUSTER_PROCESSES=1` (no fork: set it in `NODE_OPTIONS` there). */
   @Type(() => Number)
   @Min(0)
   @Max(1024)
@@ -348,7 +348,7 @@ export class EnvironmentVariables {
    * Most strings (object keys included), arrays and objects a JSON body may hold, at any
    * depth, counted on its bytes before it is parsed; past it: 400 `VALIDATION_FAILED`,
    * unparsed. Numbers are not counted. What JSON.parse costs the event loop follows these
-   * (~40 ms for 95,000 keys in 1 MiB); task inputs have a handful, a matrix one array a row.
+   * (docs/adr/0009-linear-input-checks.md); task inputs have a handful, a matrix one array a row.
    */
   @Type(() => Number)
   @Min(1)
@@ -363,7 +363,7 @@ export class EnvironmentVariables {
   @IsInt()
   BINARY_BODY_LIMIT_BYTES = 67_108_864;
 
-  /** Bytes of request bodies a process holds at once (being received, queued or on a thread); a body that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the process may use (the container's limit, else the machine's, shared among `CLUSTER_WORKERS`), at most 256 MiB, and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least `BINARY_BODY_LIMIT_BYTES`. */
+  /** Bytes of request bodies a process holds at once (being received, queued or on a thread); a body that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the process may use (the container's limit, else the machine's, shared among `CLUSTER_PROCESSES`), at most 256 MiB, and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least `BINARY_BODY_LIMIT_BYTES`. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('BODY_MEMORY_BUDGET_BYTES'))
   @Min(1024)

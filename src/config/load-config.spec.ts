@@ -23,8 +23,8 @@ describe(loadConfig.name, () => {
     const budget = (env: Record<string, string>, memoryBytes: number) =>
       loadConfig(env, { ...machine, memoryBytes }).http.bodyMemoryBudgetBytes;
     // A 1 GiB pod of one process: 256 MiB, four 64 MiB uploads at once.
-    expect(budget({ CLUSTER_WORKERS: '1' }, GiB)).toBe(256 * 1024 ** 2);
-    expect(budget({ CLUSTER_WORKERS: '4' }, GiB)).toBe(67_108_864);
+    expect(budget({ CLUSTER_PROCESSES: '1' }, GiB)).toBe(256 * 1024 ** 2);
+    expect(budget({ CLUSTER_PROCESSES: '4' }, GiB)).toBe(67_108_864);
     expect(budget({ BODY_MEMORY_BUDGET_BYTES: '100000000' }, GiB)).toBe(100_000_000);
   });
 
@@ -32,12 +32,12 @@ describe(loadConfig.name, () => {
     const pool = (env: Record<string, string>, memoryBytes: number) =>
       loadConfig(env, { ...machine, memoryBytes }).pool;
     // A 2 GiB container, 2 processes of 1 thread: 768 MiB a thread, 384 of it heap.
-    expect(pool({ CLUSTER_WORKERS: '2', POOL_THREADS: '1' }, 2 * GiB)).toMatchObject({
+    expect(pool({ CLUSTER_PROCESSES: '2', POOL_THREADS: '1' }, 2 * GiB)).toMatchObject({
       maxMemoryMb: 768,
       maxOldGenerationMb: 384,
     });
     // A 64 GiB machine: the ceilings, not gigabytes of heap per thread.
-    expect(pool({ CLUSTER_WORKERS: '2' }, 64 * GiB)).toMatchObject({
+    expect(pool({ CLUSTER_PROCESSES: '2' }, 64 * GiB)).toMatchObject({
       maxMemoryMb: 2048,
       maxOldGenerationMb: 1024,
     });
@@ -145,19 +145,46 @@ describe(loadConfig.name, () => {
 
   it('sizes auto so that processes × threads equals the cores', () => {
     expect(loadConfig({}, machine)).toMatchObject({
-      cluster: { workers: 4 },
+      cluster: { processes: 4 },
       pool: { threads: 1 },
     });
-    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine)).toMatchObject({
-      cluster: { workers: 1 },
+    expect(loadConfig({ CLUSTER_PROCESSES: '1' }, machine)).toMatchObject({
+      cluster: { processes: 1 },
       pool: { threads: 4 },
     });
-    expect(loadConfig({ CLUSTER_WORKERS: '2' }, machine).pool.threads).toBe(2);
-    expect(loadConfig({ CLUSTER_WORKERS: '8' }, machine).pool.threads).toBe(1);
+    expect(loadConfig({ CLUSTER_PROCESSES: '2' }, machine).pool.threads).toBe(2);
+    expect(loadConfig({ CLUSTER_PROCESSES: '8' }, machine).pool.threads).toBe(1);
+  });
+
+  it('still reads CLUSTER_WORKERS as CLUSTER_PROCESSES, and lists it for the warning at start', () => {
+    const old = loadConfig({ CLUSTER_WORKERS: '2' }, machine);
+    expect(old.cluster.processes).toBe(2);
+    expect(old.pool.threads).toBe(2);
+    expect(old.renamedVariables).toEqual([
+      { old: 'CLUSTER_WORKERS', current: 'CLUSTER_PROCESSES' },
+    ]);
+    expect(loadConfig({ CLUSTER_PROCESSES: '2' }, machine).renamedVariables).toEqual([]);
+    // Both set alike, as in a manifest in transition: accepted, still warned about.
+    const both = loadConfig({ CLUSTER_WORKERS: '2', CLUSTER_PROCESSES: ' 2' }, machine);
+    expect(both.cluster.processes).toBe(2);
+    expect(both.renamedVariables).toHaveLength(1);
+  });
+
+  it('refuses CLUSTER_WORKERS and CLUSTER_PROCESSES set to different values, with the other problems', () => {
+    expect(problemsOf({ CLUSTER_WORKERS: '2', CLUSTER_PROCESSES: '3', PORT: 'x' })).toEqual([
+      'CLUSTER_WORKERS is the old name of CLUSTER_PROCESSES: set only CLUSTER_PROCESSES (got CLUSTER_WORKERS="2" and CLUSTER_PROCESSES="3")',
+      expect.stringContaining('PORT') as unknown,
+    ]);
+  });
+
+  it('names the old name a bad value was written under', () => {
+    expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([
+      'CLUSTER_PROCESSES must be `auto` or a whole number (got "x", set as CLUSTER_WORKERS)',
+    ]);
   });
 
   it('leaves one thread to synchronous callers when JOBS_MAX_THREADS=auto', () => {
-    const config = loadConfig({ CLUSTER_WORKERS: '1' }, machine);
+    const config = loadConfig({ CLUSTER_PROCESSES: '1' }, machine);
     expect(config.scheduler.jobsMaxThreads).toBe(3);
     expect(loadConfig({ JOBS_MAX_THREADS: '4' }, machine).scheduler.jobsMaxThreads).toBe(4);
     expect(problemsOf({ CLIENT_KEY_HEADER: 'X Client' })).toEqual([
@@ -181,7 +208,7 @@ describe(loadConfig.name, () => {
   });
 
   it('derives the auto queue limit from the thread count', () => {
-    expect(loadConfig({ CLUSTER_WORKERS: '1' }, machine).pool.maxQueue).toBe(512);
+    expect(loadConfig({ CLUSTER_PROCESSES: '1' }, machine).pool.maxQueue).toBe(512);
     expect(loadConfig({ POOL_MAX_QUEUE: '5' }, machine).pool.maxQueue).toBe(5);
   });
 
@@ -243,8 +270,8 @@ describe(loadConfig.name, () => {
   });
 
   it('names the bad value in each problem', () => {
-    expect(problemsOf({ CLUSTER_WORKERS: 'x' })).toEqual([
-      expect.stringContaining('CLUSTER_WORKERS must be `auto` or a whole number'),
+    expect(problemsOf({ CLUSTER_PROCESSES: 'x' })).toEqual([
+      expect.stringContaining('CLUSTER_PROCESSES must be `auto` or a whole number'),
     ]);
   });
 

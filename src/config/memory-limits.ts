@@ -135,7 +135,7 @@ export function usableMemoryBytes({
 export interface MemoryShape {
   /** `usableMemoryBytes()`. */
   readonly memoryBytes: number;
-  /** HTTP processes (`CLUSTER_WORKERS`). */
+  /** HTTP processes (`CLUSTER_PROCESSES`). */
   readonly processes: number;
   /** Worker threads per process (`POOL_THREADS`). */
   readonly threads: number;

@@ -10,7 +10,7 @@ export const FAULT_TASKS = resolve(__dirname, '../fixtures/fault-tasks.js');
 export function testConfig(env: Record<string, string> = {}): AppConfig {
   return loadConfig(
     {
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '2',
       LOG_LEVEL: 'silent',
       TASK_MODULES: FAULT_TASKS,
