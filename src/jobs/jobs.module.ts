@@ -16,8 +16,8 @@ import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
 import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite/sqlite-job-store';
 import { SqliteStoreWatch } from './sqlite/sqlite-store-watch';
-import { SqliteWriteThread } from './sqlite/sqlite-write-thread';
-import { SqliteWrites } from './sqlite/sqlite-writes';
+import { WriterThreadClient } from './sqlite/writer-thread-client';
+import { StoreWriter } from './sqlite/store-writer';
 
 /**
  * Asynchronous jobs. The backend is chosen once, at start: without
@@ -53,9 +53,9 @@ export class JobsModule {
           },
           // The thread opens the store its process's reads opened, or none: it never creates a file.
           {
-            provide: SqliteWrites,
+            provide: StoreWriter,
             useFactory: (config: AppConfig, store: SqliteJobStore, watch: SqliteStoreWatch) =>
-              new SqliteWriteThread(
+              new WriterThreadClient(
                 {
                   ...storeOptions(config),
                   create: false,

@@ -37,7 +37,7 @@ export interface SqliteStoreOptions {
   readonly backoffMs: number;
   /**
    * How long a statement waits for another process's write lock, holding the
-   * event loop. 0 for the group commit's connection (`sqlite-job-writer.ts`),
+   * event loop. 0 for the group commit's connection (`group-commit.ts`),
    * which retries later instead.
    */
   readonly busyTimeoutMs?: number;
@@ -596,7 +596,7 @@ export class SqliteJobStore {
   }
 
   /**
-   * Takes the write lock for a group of calls (`sqlite-job-writer.ts`): false,
+   * Takes the write lock for a group of calls (`group-commit.ts`): false,
    * at once, when another connection holds it and this one waits for nothing
    * (`busyTimeoutMs: 0`). Each call inside is then a savepoint of its own.
    */
