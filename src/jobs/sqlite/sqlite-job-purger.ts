@@ -8,7 +8,7 @@ import { ThrottledWarning } from '../../common/throttled-warning';
 import { AppConfig } from '../../config/app-config';
 import { StoreWriter } from './store-writer';
 
-/** Jobs deleted per statement: each batch holds the write lock for about a millisecond. */
+/** Jobs deleted per statement: few, so that each batch holds the write lock briefly (ADR 0012). */
 const PURGE_BATCH = 200;
 /** Batches per purge, so one purge never runs long; the next one does the rest. */
 const MAX_BATCHES = 50;
