@@ -214,7 +214,7 @@ async function untilQuiet(): Promise<number> {
   return cpuPressureAvg10();
 }
 
-/** The SQLite writer's thread name (`sqlite-write-thread.ts`), as /proc shows it. */
+/** The SQLite writer's thread name (`writer-thread-client.ts`), as /proc shows it. */
 const WRITER_THREAD = 'sqlite-writer';
 
 function threadName(pid: number, tid: string): string {

@@ -123,7 +123,13 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
         return this.replay(stored.job, stored.state, idempotency);
       }
     }
-    const member = indexMember({ createdAt, id });
+    await this.index({ createdAt, id }, owner, bytes);
+    return { job: this.view(job, 'waiting'), created: true };
+  }
+
+  /** A new job into the indexes by creation (all, and its owner's), its bytes into the bound's counter. */
+  private async index(position: JobPosition, owner: string, bytes: number): Promise<void> {
+    const member = indexMember(position);
     await this.redis(() =>
       this.cancels.redis
         .multi()
@@ -132,7 +138,6 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
         .zadd(ownerIndexKey(this.prefix, owner), 0, member)
         .exec(),
     );
-    return { job: this.view(job, 'waiting'), created: true };
   }
 
   async get(id: string, caller: JobCaller): Promise<JobView | undefined> {
@@ -199,15 +204,7 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
           if (status === undefined || view.status === status) items.push(view);
         }
       }
-      if (gone.length > 0) {
-        await this.redis(() =>
-          this.cancels.redis
-            .multi()
-            .zrem(indexKey(this.prefix), ...gone)
-            .zrem(key, ...gone)
-            .exec(),
-        );
-      }
+      if (gone.length > 0) await this.unindex(key, gone);
       if (index === members.length && members.length < LIST_CHUNK) {
         exhausted = true;
         break;
@@ -220,6 +217,17 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
         ? {}
         : { nextCursor: encodeCursor(memberPosition(last)) }),
     };
+  }
+
+  /** Drops jobs Redis no longer holds from the index of all jobs and from `key`'s. */
+  private async unindex(key: string, gone: string[]): Promise<void> {
+    await this.redis(() =>
+      this.cancels.redis
+        .multi()
+        .zrem(indexKey(this.prefix), ...gone)
+        .zrem(key, ...gone)
+        .exec(),
+    );
   }
 
   async events(id: string, caller: JobCaller, afterId: number): Promise<JobEvents | undefined> {

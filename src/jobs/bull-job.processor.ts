@@ -86,29 +86,42 @@ export class BullJobProcessor
       await this.ended(job, { type: 'status', status: 'succeeded', attempt, at: now() });
       return result;
     } catch (error) {
-      let jobError = toJobError(error);
-      const cancelled = jobError.code === ErrorCode.TASK_CANCELLED;
-      if (cancelled) jobError = { code: jobError.code, detail: 'The job was cancelled' };
-      const retry = isRetryable(jobError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
-      if (retry) {
-        this.log(job, {
-          type: 'status',
-          status: 'queued',
-          attempt,
-          message: jobError.code,
-          at: now(),
-        });
-      } else {
-        recordJobEnd(task, cancelled ? 'cancelled' : 'failed', job.timestamp);
-        const status = cancelled ? 'cancelled' : 'failed';
-        await this.ended(job, { type: 'status', status, attempt, at: now() });
-      }
-      // The coded error travels as the failure reason; GET /api/jobs/:id reads it back.
-      const reason = JSON.stringify(jobError);
-      throw isRetryable(jobError) ? new Error(reason) : new UnrecoverableError(reason);
+      throw await this.recordFailure(job, error, attempt);
     } finally {
       unwatch();
     }
+  }
+
+  /**
+   * Records a run that threw: back to the queue (its event logged) when the
+   * error is retryable and attempts are left, else its last event. Returns
+   * what BullMQ is thrown: the coded error as the failure reason, which
+   * GET /api/jobs/:id reads back, unrecoverable when it is not retryable.
+   */
+  private async recordFailure(
+    job: Job<BullJobData, JobResult>,
+    error: unknown,
+    attempt: number,
+  ): Promise<Error> {
+    let jobError = toJobError(error);
+    const cancelled = jobError.code === ErrorCode.TASK_CANCELLED;
+    if (cancelled) jobError = { code: jobError.code, detail: 'The job was cancelled' };
+    const retry = isRetryable(jobError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    if (retry) {
+      this.log(job, {
+        type: 'status',
+        status: 'queued',
+        attempt,
+        message: jobError.code,
+        at: now(),
+      });
+    } else {
+      recordJobEnd(job.data.task, cancelled ? 'cancelled' : 'failed', job.timestamp);
+      const status = cancelled ? 'cancelled' : 'failed';
+      await this.ended(job, { type: 'status', status, attempt, at: now() });
+    }
+    const reason = JSON.stringify(jobError);
+    return isRetryable(jobError) ? new Error(reason) : new UnrecoverableError(reason);
   }
 
   /** The job's last event, its body dropped and its bytes given back to the bound. */

@@ -31,37 +31,67 @@ export function jobEventStream(
   lastEventId: number,
   options: JobEventStreamOptions,
 ): PassThrough {
-  const stream = new PassThrough();
-  let after = lastEventId;
-  let lastStatus: JobStatus | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  // Tell the client to wait this long before reconnecting.
-  stream.write(`retry: ${options.pollIntervalMs * 5}\n\n`);
-  const heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), options.heartbeatMs);
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    clearTimeout(timer);
-    clearInterval(heartbeat);
-    stream.end();
-  };
-  stream.on('close', close);
+  return new EventStream(queue, id, caller, lastEventId, options).start(first);
+}
 
-  const emit = ({ job, events }: JobEvents) => {
+/** One open stream: the last event it sent, the last status among them, and its timers. */
+class EventStream {
+  private readonly stream = new PassThrough();
+  private after: number;
+  private lastStatus: JobStatus | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly id: string,
+    private readonly caller: JobCaller,
+    private readonly lastEventId: number,
+    private readonly options: JobEventStreamOptions,
+  ) {
+    this.after = lastEventId;
+  }
+
+  start(first: JobEvents): PassThrough {
+    // Tell the client to wait this long before reconnecting.
+    this.stream.write(`retry: ${this.options.pollIntervalMs * 5}\n\n`);
+    this.heartbeat = setInterval(
+      () => this.stream.write(': heartbeat\n\n'),
+      this.options.heartbeatMs,
+    );
+    this.stream.on('close', () => this.close());
+    if (this.emit(first)) this.close();
+    else this.timer = setTimeout(() => this.poll(), this.options.pollIntervalMs);
+    return this.stream;
+  }
+
+  private close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
+    this.stream.end();
+  }
+
+  /** Writes the events found; true once the job's final status is told. */
+  private emit({ job, events }: JobEvents): boolean {
     for (const event of events) {
-      stream.write(frame(event));
-      after = event.id;
-      if (event.type === 'status') lastStatus = event.status;
+      this.stream.write(frame(event));
+      this.after = event.id;
+      if (event.type === 'status') this.lastStatus = event.status;
     }
     if (!isFinished(job.status)) return false;
     // A final status the backend did not log (a job failed by BullMQ itself) is still told.
     // (A resumed stream that saw nothing new had seen the end before it reconnected.)
-    if (lastStatus !== job.status && (lastStatus !== undefined || lastEventId === 0)) {
-      after += 1;
-      stream.write(
+    if (
+      this.lastStatus !== job.status &&
+      (this.lastStatus !== undefined || this.lastEventId === 0)
+    ) {
+      this.after += 1;
+      this.stream.write(
         frame({
-          id: after,
+          id: this.after,
           type: 'status',
           status: job.status,
           at: job.finishedAt ?? job.createdAt,
@@ -69,22 +99,20 @@ export function jobEventStream(
       );
     }
     return true;
-  };
-  const poll = () => {
-    if (closed) return;
-    if (options.stopping()) return close();
-    queue.events(id, caller, after).then(
+  }
+
+  private poll(): void {
+    if (this.closed) return;
+    if (this.options.stopping()) return this.close();
+    this.queue.events(this.id, this.caller, this.after).then(
       (found) => {
-        if (closed) return;
-        if (found === undefined || emit(found)) return close();
-        timer = setTimeout(poll, options.pollIntervalMs);
+        if (this.closed) return;
+        if (found === undefined || this.emit(found)) return this.close();
+        this.timer = setTimeout(() => this.poll(), this.options.pollIntervalMs);
       },
-      () => close(),
+      () => this.close(),
     );
-  };
-  if (emit(first)) close();
-  else timer = setTimeout(poll, options.pollIntervalMs);
-  return stream;
+  }
 }
 
 /** One SSE frame: the event's id, its type as the event name, the rest as JSON data. */

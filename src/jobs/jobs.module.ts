@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import { AppConfig } from '../config/app-config';
 import { WorkersModule } from '../workers/workers.module';
@@ -16,8 +16,8 @@ import { SqliteJobQueue } from './sqlite/sqlite-job-queue';
 import { SqliteJobRunner } from './sqlite/sqlite-job-runner';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite/sqlite-job-store';
 import { SqliteStoreWatch } from './sqlite/sqlite-store-watch';
-import { SqliteWriteThread } from './sqlite/sqlite-write-thread';
-import { SqliteWrites } from './sqlite/sqlite-writes';
+import { WriterThreadClient } from './sqlite/writer-thread-client';
+import { StoreWriter } from './sqlite/store-writer';
 
 /**
  * Asynchronous jobs. The backend is chosen once, at start: without
@@ -37,60 +37,10 @@ export class JobsModule {
       imports: [WorkersModule],
       controllers: [JobsController],
     };
-    if (redisUrl === undefined) {
-      return {
-        ...base,
-        providers: [
-          JobExecutor,
-          // Two connections to the one file: reads here, and the group commit on a thread (ADR 0022).
-          {
-            provide: SqliteJobStore,
-            // Only the whole service's start creates a missing file: the cluster primary, or a
-            // process without one. A process the primary forked (a respawn, a reload) never does.
-            useFactory: (config: AppConfig) =>
-              new SqliteJobStore({ ...storeOptions(config), create: cluster.isPrimary }),
-            inject: [AppConfig],
-          },
-          // The thread opens the store its process's reads opened, or none: it never creates a file.
-          {
-            provide: SqliteWrites,
-            useFactory: (config: AppConfig, store: SqliteJobStore, watch: SqliteStoreWatch) =>
-              new SqliteWriteThread(
-                {
-                  ...storeOptions(config),
-                  create: false,
-                  ...('identity' in store.opened ? { storeId: store.opened.identity.storeId } : {}),
-                },
-                () => watch.refusal(),
-              ),
-            inject: [AppConfig, SqliteJobStore, SqliteStoreWatch],
-          },
-          SqliteStoreWatch,
-          SqliteJobRunner,
-          SqliteJobPurger,
-          { provide: JobQueue, useClass: SqliteJobQueue },
-        ],
-      };
-    }
-    const { queuePrefix, attempts, backoffMs, resultTtlSeconds, maxStored } = config.jobs;
-    // Finished jobs go by age, and past the newest `maxStored` of each kind.
-    const keep = { age: resultTtlSeconds, count: maxStored };
+    if (redisUrl === undefined) return { ...base, providers: sqliteProviders() };
     return {
       ...base,
-      imports: [
-        WorkersModule,
-        BullModule.registerQueue({
-          name: JOBS_QUEUE,
-          prefix: queuePrefix,
-          connection: producerOptions(redisUrl),
-          defaultJobOptions: {
-            attempts,
-            backoff: { type: 'exponential', delay: backoffMs },
-            removeOnComplete: keep,
-            removeOnFail: keep,
-          },
-        }),
-      ],
+      imports: [WorkersModule, bullQueue(config, redisUrl)],
       providers: [
         JobExecutor,
         CancelSignals,
@@ -99,6 +49,57 @@ export class JobsModule {
       ],
     };
   }
+}
+
+/** The SQLite backend: this process's reads, its writer thread, the store's watch, runner and purger. */
+function sqliteProviders(): Provider[] {
+  return [
+    JobExecutor,
+    // Two connections to the one file: reads here, and the group commit on a thread (ADR 0022).
+    {
+      provide: SqliteJobStore,
+      // Only the whole service's start creates a missing file: the cluster primary, or a
+      // process without one. A process the primary forked (a respawn, a reload) never does.
+      useFactory: (config: AppConfig) =>
+        new SqliteJobStore({ ...storeOptions(config), create: cluster.isPrimary }),
+      inject: [AppConfig],
+    },
+    // The thread opens the store its process's reads opened, or none: it never creates a file.
+    {
+      provide: StoreWriter,
+      useFactory: (config: AppConfig, store: SqliteJobStore, watch: SqliteStoreWatch) =>
+        new WriterThreadClient(
+          {
+            ...storeOptions(config),
+            create: false,
+            ...('identity' in store.opened ? { storeId: store.opened.identity.storeId } : {}),
+          },
+          () => watch.refusal(),
+        ),
+      inject: [AppConfig, SqliteJobStore, SqliteStoreWatch],
+    },
+    SqliteStoreWatch,
+    SqliteJobRunner,
+    SqliteJobPurger,
+    { provide: JobQueue, useClass: SqliteJobQueue },
+  ];
+}
+
+/** The BullMQ queue on Redis; finished jobs go by age, and past the newest `maxStored` of each kind. */
+function bullQueue(config: AppConfig, redisUrl: string): DynamicModule {
+  const { queuePrefix, attempts, backoffMs, resultTtlSeconds, maxStored } = config.jobs;
+  const keep = { age: resultTtlSeconds, count: maxStored };
+  return BullModule.registerQueue({
+    name: JOBS_QUEUE,
+    prefix: queuePrefix,
+    connection: producerOptions(redisUrl),
+    defaultJobOptions: {
+      attempts,
+      backoff: { type: 'exponential', delay: backoffMs },
+      removeOnComplete: keep,
+      removeOnFail: keep,
+    },
+  });
 }
 
 function storeOptions({ jobs }: AppConfig): SqliteStoreOptions {

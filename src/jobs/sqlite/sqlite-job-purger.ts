@@ -6,9 +6,9 @@ import {
 } from '@nestjs/common';
 import { ThrottledWarning } from '../../common/throttled-warning';
 import { AppConfig } from '../../config/app-config';
-import { SqliteWrites } from './sqlite-writes';
+import { StoreWriter } from './store-writer';
 
-/** Jobs deleted per statement: each batch holds the write lock for about a millisecond. */
+/** Jobs deleted per statement: few, so that each batch holds the write lock briefly (ADR 0012). */
 const PURGE_BATCH = 200;
 /** Batches per purge, so one purge never runs long; the next one does the rest. */
 const MAX_BATCHES = 50;
@@ -18,7 +18,7 @@ const VACUUM_PAGES = 2000;
 /**
  * Deletes jobs past their retention (`JOBS_RESULT_TTL_SECONDS`) every
  * `JOBS_PURGE_INTERVAL_MS`, in small batches with the event loop free in
- * between (each batch is a call of the group commit, `sqlite-job-writer.ts`,
+ * between (each batch is a call of the group commit, `group-commit.ts`,
  * on the writer thread), then returns free pages (`incremental_vacuum`), so the file's size
  * follows what is stored (the WAL is kept short by `wal-checkpointer.ts`, off
  * the event loop). Every process runs it;
@@ -32,7 +32,7 @@ export class SqliteJobPurger implements OnApplicationBootstrap, OnModuleDestroy 
   private purging = false;
 
   constructor(
-    private readonly writer: SqliteWrites,
+    private readonly writer: StoreWriter,
     private readonly config: AppConfig,
   ) {}
 

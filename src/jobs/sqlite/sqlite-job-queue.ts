@@ -19,7 +19,7 @@ import {
 import { SqliteJobRunner } from './sqlite-job-runner';
 import { SqliteJobStore } from './sqlite-job-store';
 import { SqliteStoreWatch } from './sqlite-store-watch';
-import { SqliteWrites, type WriteArgs, type WriteMethod, type WriteResult } from './sqlite-writes';
+import { StoreWriter, type WriteArgs, type WriteMethod, type WriteResult } from './store-writer';
 
 /** How long `DELETE` waits for a running job to be aborted by the process running it. */
 const CANCEL_WAIT_MS = 5000;
@@ -39,7 +39,7 @@ export class SqliteJobQueue extends JobQueue implements OnModuleDestroy {
 
   constructor(
     private readonly store: SqliteJobStore,
-    private readonly writer: SqliteWrites,
+    private readonly writer: StoreWriter,
     private readonly runner: SqliteJobRunner,
     private readonly watch: SqliteStoreWatch,
   ) {

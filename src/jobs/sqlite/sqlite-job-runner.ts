@@ -14,7 +14,7 @@ import { isRetryable, JobExecutor, toJobError } from '../job-executor.service';
 import { recordJobEnd } from '../job-metrics';
 import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-store';
 import { SqliteStoreWatch } from './sqlite-store-watch';
-import { SqliteWrites, type WriteArgs, type WriteMethod } from './sqlite-writes';
+import { StoreWriter, type WriteArgs, type WriteMethod } from './store-writer';
 
 /**
  * Runs the SQLite store's jobs on this process's pool. Every process runs
@@ -23,7 +23,7 @@ import { SqliteWrites, type WriteArgs, type WriteMethod } from './sqlite-writes'
  * reads which of its jobs a `DELETE` (on any process) asked to stop. A
  * process that dies stops renewing: after `JOBS_LOCK_DURATION_MS` another
  * process claims its jobs again, up to `JOBS_ATTEMPTS` runs. Writes go
- * through the group commit on the writer thread (`SqliteWrites`): a claim
+ * through the group commit on the writer thread (`StoreWriter`): a claim
  * runs in the transaction of the submissions and the finished runs that
  * called for it, after them, and one claim at a time is in flight.
  */
@@ -50,7 +50,7 @@ export class SqliteJobRunner
 
   constructor(
     private readonly store: SqliteJobStore,
-    private readonly writer: SqliteWrites,
+    private readonly writer: StoreWriter,
     private readonly executor: JobExecutor,
     private readonly config: AppConfig,
     private readonly watch: SqliteStoreWatch,

@@ -2,8 +2,8 @@ import type { DatabaseSync } from 'node:sqlite';
 
 /**
  * How long a statement waits for another process's write lock before it
- * fails. Writes are single short transactions (µs to a few ms), so a wait
- * this long means something is wrong; meanwhile the event loop waits too.
+ * fails. Writes are single short transactions (ADR 0012), so a wait this
+ * long means something is wrong; meanwhile the event loop waits too.
  */
 export const BUSY_TIMEOUT_MS = 2000;
 
@@ -28,8 +28,8 @@ export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
   db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   // Checkpoints run on a thread of their own (`wal-checkpointer.ts`), never inside a request's commit.
   db.exec('PRAGMA wal_autocheckpoint = 0');
-  // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees, of a few rows. In a temporary
-  // file's pager (the default) a claim on the main thread took ~1 ms; in memory ~0.1 ms (ADR 0030).
+  // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees, of a few rows: in a temporary
+  // file's pager (the default) they made a claim several times slower than in memory (ADR 0030).
   db.exec('PRAGMA temp_store = MEMORY');
   db.exec('BEGIN IMMEDIATE');
   try {

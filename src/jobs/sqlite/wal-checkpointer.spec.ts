@@ -25,7 +25,7 @@ describe(WalCheckpointer.name, () => {
 
   it('restarts the WAL while another connection keeps committing', async () => {
     const path = join(dir, 'jobs.sqlite');
-    // It waits for the lock a restart holds, as the service's writer does (`sqlite-job-writer.ts`).
+    // It waits for the lock a restart holds, as the service's writer does (`group-commit.ts`).
     const writer = new DatabaseSync(path, { timeout: 1000 });
     writer.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0');
     writer.exec('CREATE TABLE t (x BLOB)');

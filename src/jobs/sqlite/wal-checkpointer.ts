@@ -5,7 +5,7 @@ import { existingFileUrl } from './sqlite-store-file';
  * Checkpoints the WAL on a thread of its own, and keeps it short. SQLite's
  * automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages,
  * and it syncs the file: on a busy disk that one commit held the event loop
- * for tens of ms (docs/adr/0026-the-wal-restarts-under-load.md). Here the automatic
+ * (docs/adr/0026-the-wal-restarts-under-load.md). Here the automatic
  * checkpoint is off (`sqlite-schema.ts`) and this thread's own connection,
  * every `intervalMs`:
  *
@@ -15,12 +15,12 @@ import { existingFileUrl } from './sqlite-store-file';
  *    lock it copies what was committed during step 1, syncs, and makes the
  *    next commit write the WAL from its start again. Without it the WAL
  *    never restarted while writes kept coming (a commit always landed during
- *    the copy): it grew by ~45 MB a second at 500 submissions/s, and the
- *    first commit after a burst, when it finally restarted, cut the file
- *    back to `journal_size_limit` inside the commit: 85 ms for 262 MB
- *    (ADR 0026). Restarted at half that limit, no commit truncates it. Not
- *    at every interval: the locked step took 5-6 ms (its two fsyncs), and
- *    four a second held the writers 3 % of the time.
+ *    the copy), and the first commit after a burst, when it finally
+ *    restarted, cut the file back to `journal_size_limit` inside the commit,
+ *    a stall of its own (ADR 0026). Restarted at half that limit, no commit
+ *    truncates it. Not at every interval: the locked step syncs the file
+ *    twice, and a restart at every interval held the writers more than a
+ *    p99 can absorb (ADR 0026, "Why a threshold").
  *
  * Its connection has no busy timeout: a lock or a reader in the way makes
  * `RESTART` give up at once (the write lock is never waited for here), and

@@ -23,11 +23,13 @@ export interface WriteOptions {
 }
 
 /**
- * Where this process's writes go: a store method by name and its arguments
- * (plain data, so that they can cross to a thread), run in the next group
- * commit; the promise settles after its commit.
+ * Where this process's writes go, and the token they are injected by: a
+ * store method by name and its arguments (plain data, so that they can cross
+ * to a thread), run in the next group commit; the promise settles after its
+ * commit. The service's is `WriterThreadClient` (the group commit on a
+ * thread, ADR 0022); `GroupCommit` runs it on the caller's own loop.
  */
-export abstract class SqliteWrites {
+export abstract class StoreWriter {
   abstract call<M extends WriteMethod>(
     method: M,
     args: WriteArgs<M>,

@@ -1,38 +1,27 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { AppError, type ErrorFacts } from '../../common/app-error';
-import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { AppError } from '../../common/app-error';
 import { ownsWholeBuffer } from '../../workers/transfer';
-import { SqliteJobWriter } from './sqlite-job-writer';
-import type { WriteMethod } from './sqlite-writes';
-
-/** A write the event loop asks for: its id, the store method, its arguments, and whether it is a claim. */
-export type WriteRequest = readonly [
-  id: number,
-  method: WriteMethod,
-  args: unknown[],
-  last: boolean,
-];
-/** An error as it crosses back: AppErrors keep their code and facts. */
-export interface CrossedError {
-  readonly message: string;
-  readonly code?: string;
-  readonly facts?: ErrorFacts;
-}
-export type WriteReply = readonly [id: number, ok: boolean, value: unknown];
-/** Sent after the replies to a `close`: nothing follows it. */
-export const CLOSED = 'closed';
+import { GroupCommit } from './group-commit';
+import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import {
+  CLOSED,
+  type CrossedError,
+  type WriteReply,
+  type WriteRequest,
+} from './writer-thread-messages';
 
 /**
- * The writer thread's entry (`sqlite-write-thread.ts` starts it): the group
- * commit (`SqliteJobWriter`) on a connection of its own, fed by messages.
- * The calls that arrive in one turn of this thread's loop commit together,
- * and their replies go back in one message.
+ * The code that runs on the writer thread (this file is the thread's entry;
+ * `WriterThreadClient` starts it): the group commit (`GroupCommit`) on a
+ * connection of its own, fed by messages (`writer-thread-messages.ts`). The
+ * calls that arrive in one turn of this thread's loop commit together, and
+ * their replies go back in one message (ADR 0022).
  */
-function serve(): void {
+function serveGroupCommit(): void {
   const port = parentPort;
   if (port === null) return;
   // Asleep while another process holds the lock: nothing else runs on this thread.
-  const writer = new SqliteJobWriter(
+  const writer = new GroupCommit(
     new SqliteJobStore({ ...(workerData as SqliteStoreOptions), busyTimeoutMs: 0 }),
     { blockOnLock: true },
   );
@@ -86,4 +75,4 @@ function ownedBodies(value: unknown): ArrayBuffer[] {
   return buffers;
 }
 
-serve();
+serveGroupCommit();

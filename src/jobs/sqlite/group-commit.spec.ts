@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
-import { SqliteJobWriter } from './sqlite-job-writer';
+import { GroupCommit } from './group-commit';
 import { pending } from '../../../test/support/poll';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
@@ -9,10 +9,10 @@ const anyone = { id: 'owner', admin: false };
 /** How long another process holds the write lock while a write waits for it. */
 const LOCK_HELD_MS = 300;
 
-describe(SqliteJobWriter.name, () => {
+describe(GroupCommit.name, () => {
   let options: SqliteStoreOptions;
   const files = storeFilePerTest('corepool-writer-');
-  const writer = () => new SqliteJobWriter(new SqliteJobStore({ ...options, busyTimeoutMs: 0 }));
+  const writer = () => new GroupCommit(new SqliteJobStore({ ...options, busyTimeoutMs: 0 }));
 
   beforeEach(() => {
     options = files();

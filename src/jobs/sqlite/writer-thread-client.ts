@@ -4,18 +4,18 @@ import { AppError, Errors } from '../../common/app-error';
 import type { ErrorCode } from '../../common/error-codes';
 import type { SqliteStoreOptions } from './sqlite-job-store';
 import {
-  CLOSED,
-  type CrossedError,
-  type WriteReply,
-  type WriteRequest,
-} from './sqlite-writer-thread';
-import {
-  SqliteWrites,
+  StoreWriter,
   type WriteArgs,
   type WriteMethod,
   type WriteOptions,
   type WriteResult,
-} from './sqlite-writes';
+} from './store-writer';
+import {
+  CLOSED,
+  type CrossedError,
+  type WriteReply,
+  type WriteRequest,
+} from './writer-thread-messages';
 
 interface Pending {
   readonly resolve: (value: never) => void;
@@ -23,18 +23,20 @@ interface Pending {
 }
 
 /**
- * This process's writes on a thread of its own (ADR 0022): the event loop
- * posts each call and is answered after its group's commit; the statements,
- * the commits and the retries on another process's lock all run on the
- * thread. At 500 submissions/s they held each event loop a fifth of the time.
- * Reads stay on the event loop (WAL: they never wait for the writer).
+ * The event loop's side of this process's writer thread (ADR 0022): it
+ * starts the thread (`writer-thread-entry.ts`), posts each call to it, and
+ * settles the call when the reply to its group's commit comes back. The
+ * statements, the commits and the retries on another process's lock all run
+ * on the thread, because on the event loop they held it a large share of the
+ * time under load (ADR 0017, ADR 0022). Reads stay on the event loop (WAL:
+ * they never wait for the writer).
  *
  * Arguments and results cross by structured clone: a submitted body is
  * copied (the request may still hold it), a claimed job's body is moved.
  * A thread that dies fails its pending calls with QUEUE_UNAVAILABLE and is
  * started again by the next call.
  */
-export class SqliteWriteThread extends SqliteWrites {
+export class WriterThreadClient extends StoreWriter {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -90,7 +92,7 @@ export class SqliteWriteThread extends SqliteWrites {
 
   private start(): Worker {
     const extension = extname(__filename);
-    const worker = new Worker(join(__dirname, `sqlite-writer-thread${extension}`), {
+    const worker = new Worker(join(__dirname, `writer-thread-entry${extension}`), {
       workerData: this.options,
       // The thread's name in `top -H` and /proc (Node 24 names the OS thread after it).
       name: 'sqlite-writer',

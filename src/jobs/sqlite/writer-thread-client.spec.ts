@@ -2,7 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
-import { SqliteWriteThread } from './sqlite-write-thread';
+import { WriterThreadClient } from './writer-thread-client';
 import { pending } from '../../../test/support/poll';
 
 const payload = { task: 'factorial', input: { n: 5 }, encrypt: false };
@@ -10,7 +10,7 @@ const anyone = { id: 'owner', admin: false };
 /** How long another process holds the write lock while a write waits for it. */
 const LOCK_HELD_MS = 300;
 
-describe(SqliteWriteThread.name, () => {
+describe(WriterThreadClient.name, () => {
   let options: SqliteStoreOptions;
   const files = storeFilePerTest('corepool-write-thread-');
 
@@ -19,7 +19,7 @@ describe(SqliteWriteThread.name, () => {
   });
 
   it('runs the writes on its thread: results, coded errors and bodies come back', async () => {
-    const writes = new SqliteWriteThread(options);
+    const writes = new WriterThreadClient(options);
     const body = new Uint8Array([1, 2, 3]);
     const inserted = [
       writes.call('insert', [{ ...payload, body }, 'owner', undefined]),
@@ -47,7 +47,7 @@ describe(SqliteWriteThread.name, () => {
   });
 
   it('answers a submission before the claim its arrival asked for runs', async () => {
-    const writes = new SqliteWriteThread(options);
+    const writes = new WriterThreadClient(options);
     const order: string[] = [];
     const claim = writes
       .call('claimRunnable', ['me', 1, 1000], { last: true })
@@ -61,7 +61,7 @@ describe(SqliteWriteThread.name, () => {
   });
 
   it('waits asleep on its thread while another process holds the lock; the event loop stays free', async () => {
-    const writes = new SqliteWriteThread(options);
+    const writes = new WriterThreadClient(options);
     await writes.call('totals', []); // the file and its tables exist
     const other = new DatabaseSync(options.path);
     other.exec('BEGIN IMMEDIATE');

@@ -2,19 +2,19 @@ import { Errors } from '../../common/app-error';
 import { BUSY_TIMEOUT_MS } from './sqlite-schema';
 import type { SqliteJobStore } from './sqlite-job-store';
 import {
-  SqliteWrites,
+  StoreWriter,
   type WriteArgs,
   type WriteMethod,
   type WriteOptions,
   type WriteResult,
-} from './sqlite-writes';
+} from './store-writer';
 
 /** Calls per transaction at most, so that one commit holds its thread (and the lock) briefly. */
 const MAX_BATCH = 256;
 /**
  * How long a group retries a taken lock on every turn of the event loop
- * before it falls back to a 1 ms timer. Retrying at once completed 1.2-1.4x
- * the jobs of a 1 ms timer (ADR 0017); the timer bounds what a long hold costs.
+ * before it falls back to a 1 ms timer: retrying at once completed more jobs
+ * than the timer (ADR 0017); the timer bounds what a long hold costs.
  */
 const SPIN_MS = 2;
 /**
@@ -25,6 +25,12 @@ const SPIN_MS = 2;
  */
 const LOCK_POLL_MS = 0.2;
 
+/** How one call of a group ended, kept until the group's commit decides. */
+interface Outcome {
+  readonly ok: boolean;
+  readonly value: unknown;
+}
+
 interface Call {
   readonly work: (store: SqliteJobStore) => unknown;
   readonly resolve: (value: never) => void;
@@ -33,12 +39,12 @@ interface Call {
 
 /**
  * Every write of this process, as a group commit: the calls of one turn of
- * the loop it runs on (the writer thread's, `sqlite-writer-thread.ts`, in the
+ * the loop it runs on (the writer thread's, `writer-thread-entry.ts`, in the
  * service) run in one transaction, each in a savepoint of its own, and
  * each caller is answered after the commit. Its connection never waits for
  * another process's write lock (`busyTimeoutMs: 0`): `node:sqlite` is
- * synchronous, and SQLite's busy handler sleeps 1, 2, 5, 10… ms at a time,
- * which held the event loop 20 % of the time at 500 submissions/s
+ * synchronous, and SQLite's busy handler sleeps between its tries, holding
+ * the loop it runs on for a large share of the time under load
  * (ADR 0017). When the lock is taken, the group tries again on the next turn
  * (an event loop serves requests in between) and grows, or, with
  * `blockOnLock` on a thread of its own, every LOCK_POLL_MS asleep; after
@@ -50,7 +56,7 @@ interface Call {
  * for cost one commit and one reply (ADR 0030; ADR 0022 had given claims a
  * transaction of their own).
  */
-export class SqliteJobWriter extends SqliteWrites {
+export class GroupCommit extends StoreWriter {
   private calls: Call[] = [];
   private lastCalls: Call[] = [];
   private scheduled = false;
@@ -111,7 +117,7 @@ export class SqliteJobWriter extends SqliteWrites {
       this.scheduled = false;
       this.flush();
     };
-    // Free, or taken for under SPIN_MS (another process's commit, well under 1 ms): on the next turn,
+    // Free, or taken for under SPIN_MS (another process's commit, short: ADR 0017): on the next turn,
     // after the calls of this one joined. Taken longer (a purge): every millisecond, on a timer.
     if (busy && Date.now() - this.busySince >= SPIN_MS) setTimeout(flush, 1);
     else setImmediate(flush);
@@ -119,27 +125,9 @@ export class SqliteJobWriter extends SqliteWrites {
 
   private flush(): void {
     if (this.calls.length + this.lastCalls.length === 0) return;
-    let began: boolean;
-    try {
-      began = this.store.begin() || (this.blockOnLock && this.beginWhenFree());
-    } catch (error) {
-      this.fail(error);
-      return;
-    }
-    if (!began) {
-      const now = Date.now();
-      if (this.busySince === 0) this.busySince = now;
-      if (this.blockOnLock || now - this.busySince >= BUSY_TIMEOUT_MS) {
-        this.busySince = 0;
-        this.fail(Errors.queueUnavailable('SQLite: database is locked'));
-      } else {
-        this.schedule(true);
-      }
-      return;
-    }
-    this.busySince = 0;
+    if (!this.lock()) return;
     const group = this.take();
-    const outcomes = group.map((call) => {
+    const outcomes = group.map((call): Outcome => {
       try {
         return { ok: true, value: this.store.transaction(() => call.work(this.store)) };
       } catch (error) {
@@ -154,11 +142,40 @@ export class SqliteJobWriter extends SqliteWrites {
       return;
     }
     group.forEach((call, i) => {
-      const outcome = outcomes[i] as { ok: boolean; value: unknown };
+      const outcome = outcomes[i] as Outcome;
       if (outcome.ok) call.resolve(outcome.value as never);
       else call.reject(outcome.value);
     });
     if (this.calls.length + this.lastCalls.length > 0) this.schedule(false);
+  }
+
+  /**
+   * Takes the write lock for the next group. When another process holds it:
+   * false, and the group is tried again (`schedule`), or its calls get the
+   * lock error once `BUSY_TIMEOUT_MS` has passed (at once on a thread of its
+   * own, which already slept that long in `beginWhenFree`).
+   */
+  private lock(): boolean {
+    let began: boolean;
+    try {
+      began = this.store.begin() || (this.blockOnLock && this.beginWhenFree());
+    } catch (error) {
+      this.fail(error);
+      return false;
+    }
+    if (began) {
+      this.busySince = 0;
+      return true;
+    }
+    const now = Date.now();
+    if (this.busySince === 0) this.busySince = now;
+    if (this.blockOnLock || now - this.busySince >= BUSY_TIMEOUT_MS) {
+      this.busySince = 0;
+      this.fail(Errors.queueUnavailable('SQLite: database is locked'));
+    } else {
+      this.schedule(true);
+    }
+    return false;
   }
 
   /** Tries the lock every LOCK_POLL_MS, asleep in between, for BUSY_TIMEOUT_MS at most. */
