@@ -26,16 +26,15 @@ describe(CancelFlagPool.name, () => {
     const thread = new Worker(
       `const { workerData, parentPort, threadId } = require('node:worker_threads');
        Atomics.store(workerData, 1, threadId);
+       parentPort.postMessage('started');
        while (Atomics.load(workerData, 0) === 0) Atomics.wait(workerData, 0, 0, 5);
        parentPort.postMessage('stopped');`,
       { eval: true, workerData: flag },
     );
-    const stopped = once(thread, 'message');
-    // The thread writes its id when it starts: wait for it (threads start slowly on a busy machine).
-    for (let i = 0; i < 1_000 && runningOn(flag) === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // The thread writes its id when it starts, then says so (threads start slowly on a busy machine).
+    await expect(once(thread, 'message')).resolves.toEqual(['started']);
     expect(runningOn(flag)).toBe(thread.threadId);
+    const stopped = once(thread, 'message');
     requestCancel(flag);
     await expect(stopped).resolves.toEqual(['stopped']);
     await thread.terminate();

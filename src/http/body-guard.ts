@@ -66,7 +66,7 @@ export function hasBody(request: FastifyRequest): boolean {
  * the budget before a byte of it is read, or is refused at once (503, reason
  * `memory`).
  */
-export function admitAnnouncedBody(budget: BodyMemoryBudget) {
+export function reserveAnnouncedBody(budget: BodyMemoryBudget) {
   return (request: FastifyRequest, reply: FastifyReply): AppError | undefined => {
     const length = Number(request.headers['content-length'] ?? 0);
     if (!(length > 0)) return undefined;
