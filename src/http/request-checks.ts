@@ -49,8 +49,8 @@ type Done = (error?: Error) => void;
  * access → route not found → announced body → task slot.
  *
  * One hook rather than one per step: Fastify's hook runner costs a call, a
- * `next` closure and a check of the reply per hook and request, ~1,000
- * instructions (1.6 %) of a light request for five hooks (ADR 0037). Each step stays
+ * `next` closure and a check of the reply per hook and request (ADR 0037 has
+ * the count). Each step stays
  * synchronous unless it must wait (a JWKS, the primary), so a request that
  * needs no wait pays no promise.
  */
