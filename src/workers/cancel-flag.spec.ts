@@ -41,6 +41,11 @@ describe(CancelFlagPool.name, () => {
   });
 });
 
+/** `Atomics.waitAsync` (ES2024; the project's lib is ES2023). */
+interface AsyncAtomics {
+  waitAsync(array: Int32Array, index: number, value: number): { value: Promise<string> };
+}
+
 describe(FlagTaskContext.name, () => {
   it('throws once cancelled, and aborts its signal', async () => {
     const flag = new CancelFlagPool().acquire();
@@ -55,10 +60,14 @@ describe(FlagTaskContext.name, () => {
   });
 
   it('releases its signal when the task ends, without aborting it', async () => {
-    const context = new FlagTaskContext(new CancelFlagPool().acquire(), 7);
+    const flag = new CancelFlagPool().acquire();
+    const context = new FlagTaskContext(flag, 7);
     const { signal } = context;
+    // A second waiter on the cancel slot (0, as in the thread above), woken after the
+    // context's own: once it wakes, the context has seen its wake-up and stopped waiting.
+    const after = (Atomics as unknown as AsyncAtomics).waitAsync(flag, 0, 0);
     context.finish();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(after.value).resolves.toBe('ok');
     expect(signal.aborted).toBe(false);
   });
 });
