@@ -104,7 +104,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   // After the last response: the spans still buffered are exported before the process exits.
   if (tracing !== undefined) fastify.addHook('onClose', () => stopTracing());
-  const taskAdmission = await registerQuotas(fastify, {
+  const taskQuota = await registerQuotas(fastify, {
     quotas: config.quotas,
     redisUrl: config.jobs.redisUrl,
     redisPrefix: config.jobs.queuePrefix,
@@ -124,7 +124,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     drain: shutdown,
     responses: app.get(HttpMetricsService),
     access: accessGate(authenticator),
-    taskAdmission,
+    taskQuota,
     budget: app.get(BodyMemoryBudget),
     admin,
     operatorLimit,

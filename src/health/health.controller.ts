@@ -10,7 +10,7 @@ import { HttpBehaviour } from '../http/route-behaviour';
 import { freshMetric } from '../metrics/metric-registry';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { JobStoreHealthIndicator } from './job-store.health';
-import { MemoryHealthIndicator } from './memory.health';
+import { ProcessMemoryHealthIndicator } from './process-memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
 
@@ -48,7 +48,7 @@ export class HealthController {
     private readonly pool: PoolHealthIndicator,
     private readonly eventLoop: EventLoopHealthIndicator,
     private readonly shutdown: ShutdownHealthIndicator,
-    private readonly memory: MemoryHealthIndicator,
+    private readonly memory: ProcessMemoryHealthIndicator,
     private readonly jobStore: JobStoreHealthIndicator,
     config: AppConfig,
   ) {

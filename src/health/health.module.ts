@@ -4,7 +4,7 @@ import { WorkersModule } from '../workers/workers.module';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { HealthController } from './health.controller';
 import { JobStoreHealthIndicator } from './job-store.health';
-import { MemoryHealthIndicator } from './memory.health';
+import { ProcessMemoryHealthIndicator } from './process-memory.health';
 import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
 
@@ -15,7 +15,7 @@ import { ShutdownHealthIndicator } from './shutdown.health';
     PoolHealthIndicator,
     EventLoopHealthIndicator,
     ShutdownHealthIndicator,
-    MemoryHealthIndicator,
+    ProcessMemoryHealthIndicator,
     JobStoreHealthIndicator,
   ],
 })

@@ -25,7 +25,7 @@ export interface BodyParserOptions {
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
  * Each body reaches these parsers already held to its own limit as it
- * streamed (`guardBodyStream` in body-admission.ts); the parsers' `bodyLimit`
+ * streamed (`guardBodyStream` in body-guard.ts); the parsers' `bodyLimit`
  * is only Fastify's outer bound. Oversized bodies with a Content-Length are
  * refused before they are read (`announcedTooLarge`, an `onRequest` hook).
  */

@@ -20,8 +20,8 @@ export function exposedGc(): Collect {
  * Returns a burst of big bodies' memory once the burst is over. The bodies
  * themselves are gone (moved to threads, or refused), but the chunks they
  * arrived in stay allocated until the event loop's next major collection,
- * and an idle process does not collect: after 30 concurrent 64 MiB uploads
- * RSS stayed 240 MiB above its start for good. When the body budget empties
+ * and an idle process does not collect: after a burst of large uploads RSS
+ * stayed far above its start for good (ADR 0050). When the body budget empties
  * after holding at least half of itself, and stays empty for `QUIET_MS`, one
  * major collection runs, incrementally (`execution: 'async'`), so the event
  * loop is not stopped for it.

@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { AdminListener } from './admin-listener';
 import {
-  admissionSteps,
+  requestChecks,
   type AccessCheck,
   type DrainGate,
-  type TaskAdmission,
-} from './admission-steps';
-import { admitAnnouncedBody, guardBodyStream, hasBody } from './body-admission';
+  type TaskQuotaCheck,
+} from './request-checks';
+import { reserveAnnouncedBody, guardBodyStream, hasBody } from './body-guard';
 import type { BodyMemoryBudget } from './body-memory-budget';
 import { registerDirectRoutes, type DirectRoutes } from './direct-routes';
 import {
@@ -41,7 +41,7 @@ export interface HookParticipants {
   readonly responses: ResponseRecorder;
   readonly bodies: BodyParserOptions;
   readonly access: AccessCheck;
-  readonly taskAdmission: TaskAdmission;
+  readonly taskQuota: TaskQuotaCheck;
   /** The bytes of bodies this process may hold at once. */
   readonly budget: BodyMemoryBudget;
   /** The listener of ADMIN_PORT, when set: operator routes answer there only. */
@@ -61,7 +61,7 @@ export interface HookParticipants {
  *
  * 1. `onRoute`: compile each route's declared behaviour (`@HttpBehaviour`); the
  *    routes that run tasks get their handler called directly (`direct-routes.ts`).
- * 2. `onRequest`, one hook of steps (`admission-steps.ts`):
+ * 2. `onRequest`, one hook of steps (`request-checks.ts`):
  *    a. stamp arrival time (deadlines count from here), echo `x-request-id`;
  *       with tracing on, begin the server span (continuing a W3C `traceparent`);
  *    b. with ADMIN_PORT, a route answers only on its own listener
@@ -109,7 +109,7 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     responses,
     bodies,
     access,
-    taskAdmission,
+    taskQuota,
     budget,
     admin,
     direct,
@@ -132,20 +132,20 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
 
   fastify.addHook(
     'onRequest',
-    admissionSteps({
+    requestChecks({
       drain,
       access,
-      taskAdmission,
+      taskQuota,
       admin,
       operatorLimit,
       tooLarge: announcedTooLarge(bodies),
-      admitBody: admitAnnouncedBody(budget),
+      reserveBody: reserveAnnouncedBody(budget),
       startSpan: tracing === undefined ? undefined : requestSpanStarter(tracing),
     }),
   );
 
   // On the routes that take a body only: Fastify runs a global hook for every request, and
-  // a GET has no body to guard (~800 instructions of a light request; ADR 0037). A request
+  // a GET has no body to guard, and the check costs every light request (ADR 0037). A request
   // no route matched is answered 404 in `onRequest`, before its body would be read.
   const guardBody = guardBodyStream(budget, bodyLimitFor(bodies));
   fastify.addHook('onRoute', (route) => {

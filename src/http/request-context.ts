@@ -23,7 +23,7 @@ interface RouteContext {
  * The profile of the route that matched: its template and declared behaviour.
  * Read once per request from Fastify's route context, by the symbol Nest's own
  * Fastify adapter uses: `request.routeOptions` builds a dozen-field object on
- * every read (~700 instructions, 1.4 % of a light request; ADR 0037). A spec
+ * every read (ADR 0037 has its cost). A spec
  * holds the two to the same answer, so a Fastify upgrade that moves the
  * context fails there, not in production.
  */
@@ -65,8 +65,8 @@ let idCount = IDS_PER_PREFIX;
  * A UUID in version-4 form: its first 104 bits (98 of them random) drawn once
  * per 2^24 requests, a counter in its last 24. Unique across processes and
  * restarts as random UUIDs are, for a fraction of the cost: `randomUUID`
- * builds each id from 20 string concatenations, ~2 % of a light request's
- * instructions (ADR 0032). Ids only correlate logs and responses; nothing
+ * builds each id from 20 string concatenations, a share of a light request's
+ * instructions worth saving (ADR 0032). Ids only correlate logs and responses; nothing
  * relies on them being unguessable.
  */
 export function nextRequestId(): string {
@@ -75,9 +75,9 @@ export function nextRequestId(): string {
     idPrefix = randomUUID().slice(0, 30);
     idCount = 0;
   }
-  // 2^24 + n in hex is a 1 and then n in 6 digits, without `padStart` (~630 instructions a
-  // request). It stays a small integer: a counter past 2^31 would be a double, which V8
-  // turns into hex one digit at a time with `fmod` (~2,300).
+  // 2^24 + n in hex is a 1 and then n in 6 digits, without `padStart`'s cost. It stays a
+  // small integer: a counter past 2^31 would be a double, which V8 turns into hex one digit
+  // at a time with `fmod`, costlier still (ADR 0032 has both counts).
   return idPrefix + (IDS_PER_PREFIX + idCount++).toString(16).slice(1);
 }
 

@@ -10,8 +10,8 @@ declare module 'fastify' {
 }
 
 /**
- * The admission hook's step that begins a request's server span
- * (`admission-steps.ts`): every request gets one, the routes Fastify calls
+ * The `onRequest` checks' step that begins a request's server span
+ * (`request-checks.ts`): every request gets one, the routes Fastify calls
  * directly included. It ends in `onResponse`, or in `onRequestAbort` when
  * the client leaves (hooks.ts); those hooks exist only when tracing is on.
  */

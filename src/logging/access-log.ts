@@ -49,7 +49,7 @@ export class AccessLog extends LogController {
     const { statusCode } = reply;
     const level = statusCode >= 500 ? 'error' : statusCode >= 400 ? 'warn' : 'info';
     // The line as one string where it is pino's plain line (ADR 0029): pino's serialisers and
-    // its field loop were ~40 % of what a tiny task's access line cost the event loop.
+    // its field loop were much of what a tiny task's access line cost the event loop.
     const { log } = reply;
     const written =
       log instanceof LazyRequestLogger &&

@@ -14,7 +14,7 @@ type LogArgs = Parameters<LogMethod>;
  * A request's logger (Fastify's `request.log`, carrying `reqId`) that becomes
  * a pino child only when it must. Fastify makes a child for every request;
  * most requests of a probe or a scrape write no line, and making the child
- * (its bindings serialised) was ~1.3 µs of each (ADR 0023). Most others
+ * (its bindings serialised) cost each of them (ADR 0023). Most others
  * write one line, with fields (the access line): the parent writes it, the
  * bindings merged into its fields (ADR 0028).
  */
@@ -211,7 +211,7 @@ export function withLazyChildren(parent: Logger): Logger {
  * one child of it, with its serializers, and each request's logger with that child's
  * `child()`: that one's children are lazy. A custom `childLoggerFactory` would do the same,
  * but Fastify checks every method of what such a factory returns, on every request
- * (~2,500 instructions, ADR 0025).
+ * (ADR 0025 has the count).
  */
 export function fastifyLogger(root: Logger): Logger {
   return withChild(root, (bindings, options) => withLazyChildren(root.child(bindings, options)));

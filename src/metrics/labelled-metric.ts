@@ -6,7 +6,7 @@ export type Sample = MetricValueWithName<string>;
 /**
  * A metric whose series are objects its callers keep: an observation is a
  * field update, where prom-client hashes the label object on every call
- * (~5,000 instructions per histogram observation, ADR 0025; four updates per task cost 1.6 µs, ADR 0028). For metrics
+ * (its cost per histogram observation is in ADR 0025, per task in ADR 0028). For metrics
  * updated on every request or task; the rest stay prom-client's own.
  *
  * prom-client's registry reads it as it reads any metric (`get()`, in its

@@ -10,7 +10,7 @@ import { freshMetric } from './metric-registry';
 
 const STOP_KINDS: readonly TaskStopKind[] = ['cooperative', 'terminated'];
 
-/** Thread start (spawn → code loaded): ~15 ms on an idle fast machine, seconds when starved. */
+/** Thread start (spawn → code loaded): milliseconds on an idle machine, seconds when starved (ADR 0050). */
 const THREAD_START_BUCKETS = [0.01, 0.025, 0.04, 0.06, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /**

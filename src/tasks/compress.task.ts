@@ -14,26 +14,25 @@ const LEVELS: Readonly<Record<CompressionFormat, { min: number; max: number }>> 
 const DEFAULT_LEVEL = 6;
 
 const MIB = 1024 * 1024;
-// The body limit (64 MiB) alone does not bound the time: on input crafted for it (random bytes
-// over a 2- to 32-letter alphabet keep the match finders' chains full), zlib level 9 needs ~3 s
-// per MiB (~200 s for 64 MiB) and Brotli 11 ~3.5 s per MiB. So each slow level caps the body it
-// accepts. Worst time at the cap over such inputs on one core; runs varied by up to ±40 %,
-// hence caps that aim at ~5 s, the same worst case as the other tasks. Levels not
-// listed take the whole server body limit: gzip 1–5 worst ~4.8 s, Brotli 0–4 worst ~2.6 s.
+// The body limit alone does not bound the time: on input crafted for it (random bytes over a
+// small alphabet keep the match finders' chains full), the slow levels take seconds per MiB. So
+// each slow level caps the body it accepts, at the size whose worst time over such inputs on one
+// core stays near the worst case the other tasks share; levels not listed take the whole server
+// body limit. ADR 0050 has each cap's measured worst time.
 const ZLIB_MAX_BODY_BYTES: Readonly<Record<number, number>> = {
-  6: 24 * MIB, // 5.3 s
-  7: 16 * MIB, // 4.9 s
-  8: 2 * MIB, // 3.3 s
-  9: 1 * MIB, // 2.9 s
+  6: 24 * MIB,
+  7: 16 * MIB,
+  8: 2 * MIB,
+  9: 1 * MIB,
 };
 const BROTLI_MAX_BODY_BYTES: Readonly<Record<number, number>> = {
-  5: 32 * MIB, // 2.6 s (48 MiB: 7.0 s)
-  6: 32 * MIB, // 4.1 s
-  7: 16 * MIB, // 4.4 s
-  8: 8 * MIB, // 3.8 s
-  9: 6 * MIB, // 3.3 s
-  10: 2 * MIB, // 3.7 s
-  11: 1 * MIB, // 3.7 s
+  5: 32 * MIB,
+  6: 32 * MIB,
+  7: 16 * MIB,
+  8: 8 * MIB,
+  9: 6 * MIB,
+  10: 2 * MIB,
+  11: 1 * MIB,
 };
 const MAX_BODY_BYTES: Readonly<Record<CompressionFormat, Readonly<Record<number, number>>>> = {
   gzip: ZLIB_MAX_BODY_BYTES,
@@ -100,7 +99,7 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
   run(input, body, context) {
     const { format, level } = input;
     const data = body ?? new Uint8Array(0);
-    // One native call that cannot stop halfway (each level's body cap keeps it to ~5 s):
+    // One native call that cannot stop halfway (each level's body cap bounds it):
     // checked before it starts, so a task cancelled on its way does not start it.
     context.throwIfCancelled();
     // The edge refuses such a body before reading it; this holds for bodies that come another way.

@@ -1,10 +1,10 @@
 import { defineTask } from './task-definition';
 import { inputSchema, integer } from './input-schema';
 
-// Math.sin of large arguments dominates (~0.13 µs per iteration). Both bounds at once keep one
-// request to seconds of one core (6.5–6.9 s measured) and ~260 MB RSS.
+// Math.sin of large arguments dominates. Both bounds at once keep one request to seconds of one
+// core and a few hundred MB (ADR 0050 has the measurements).
 const MAX_ITERATIONS = 50_000_000;
-// 10M elements alone: 0.4–0.7 s and ~160 MB for the two arrays (filled + mapped).
+// The payload's two arrays (filled + mapped) bound its memory.
 const MAX_PAYLOAD_SIZE = 10_000_000;
 
 /** Iterations between two progress reports, at least. */
@@ -52,10 +52,10 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
   run({ iterations, payloadSize }, _body, context) {
     let result = 0;
-    // In chunks of 65,536 iterations (~8 ms): between chunks the task checks its
+    // In chunks of 65,536 iterations (milliseconds): between chunks the task checks its
     // cancellation (so it returns within the grace) and reports progress every
     // 1 % or PROGRESS_SLICE iterations. The inner loop stays as tight as a bare one:
-    // the check inside it, behind a mask, cost ~30 % (measured).
+    // the check inside it, behind a mask, cost a large share of it (ADR 0050).
     const reportEvery = Math.max(PROGRESS_SLICE, Math.ceil(iterations / 100));
     let nextReport = reportEvery;
     for (let i = 0; i < iterations;) {

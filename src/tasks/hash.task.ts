@@ -3,12 +3,11 @@ import { defineTask } from './task-definition';
 import { inputSchema, oneOf } from './input-schema';
 
 // No bound of its own: hashing is linear and fast, well under a second on one core even at the
-// 64 MiB server body limit: sha256 ~45 ms, blake2b512 ~100 ms, sha512 ~130 ms,
-// sha3-256 ~190 ms (the slowest).
+// server body limit, for every algorithm (ADR 0050 has the times).
 const ALGORITHMS = ['sha256', 'sha512', 'sha3-256', 'blake2b512'] as const;
 
 let crypto: typeof Crypto | undefined;
-/** Loaded on first use: node:crypto is ~6 ms of a thread's start, and most threads never hash. */
+/** Loaded on first use: node:crypto slows a thread's start, and most threads never hash (ADR 0050). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const loadCrypto = (): typeof Crypto => (crypto ??= require('node:crypto') as typeof Crypto);
 

@@ -2,15 +2,11 @@ import { TaskInputError } from './task-input-error';
 import { defineTask } from './task-definition';
 import { inputSchema } from './input-schema';
 
-// The body limit (64 MiB) does not bound JSON.parse, whose cost follows what it allocates, and
-// faster than linearly. Measured at 64 MiB: 22M empty objects `[{},{},…]` 28 s and 2 GB; 32M
-// nested arrays 27 s; 9.6M distinct 4-letter strings 40 s (V8 internalizes short strings);
-// 4M objects with one distinct key each 12 s (each new key order is a new hidden class). So a
-// scan of the raw bytes enforces the bounds below before JSON.parse runs. Worst cases measured
-// within them at 64 MiB, CPU time on one core (--single-threaded-gc), scan included, so the
-// bounds keep the worst case near the others': records of 20,000 keys 5.7 s; 1M objects, rest doubles
-// 5.3 s; 250k distinct short strings, rest doubles 4.6 s; 16M doubles alone 3.9 s (the floor any
-// 64 MiB body can reach); ordinary records (900k) 2.5 s. Peak RSS ~1.1 GB.
+// The body limit does not bound JSON.parse, whose cost follows what it allocates, and faster
+// than linearly: empty objects, nested arrays, distinct short strings (V8 internalizes them) and
+// distinct key orders (each a new hidden class) each took tens of seconds at the body limit. So
+// a scan of the raw bytes enforces the bounds below before JSON.parse runs; within them the worst
+// case stays near the other tasks'. ADR 0050 has the times and memory measured.
 const MAX_DEPTH = 64;
 const MAX_CONTAINERS = 1_000_000; // objects and arrays, at any depth
 // Distinct strings (keys and values alike) plus distinct key orders (an object's key sequence
@@ -167,7 +163,8 @@ function parseRecords(body: Uint8Array): unknown[] {
 // so they never look like structure. Exact for valid JSON; for invalid JSON the counts may be off
 // past the error, where JSON.parse stops anyway. Distinct strings and key orders are recognised
 // by a pair of 32-bit hashes (52 bits kept) with random seeds per call: a rare collision only
-// undercounts a little, and a client cannot aim for collisions it cannot see. ~0.3 s for 64 MiB.
+// undercounts a little, and a client cannot aim for collisions it cannot see. Linear, and a
+// small share of the parse it guards (ADR 0050).
 function checkCost(body: Uint8Array): void {
   const seen = new Float64Array(DISTINCT_SLOTS);
   let distinct = 0;

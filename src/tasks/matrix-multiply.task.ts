@@ -4,11 +4,10 @@ import { checkedBy, inputSchema, integer, oneOf, type InputRule } from './input-
 import { mulberry32 } from './seeded-random';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,
-// so the work is at most MAX_DIMENSION³ multiply-adds: 1000³ took 3.0–3.7 s on one core, within
-// the ~5 s worst case the tasks share; 1500³ took 7.6–11 s. Given matrices are also
-// bounded by the JSON body limit (1 MiB by default, ~50k numbers).
+// so the work is at most MAX_DIMENSION³ multiply-adds, within the worst case the tasks share
+// (ADR 0050 has the times). Given matrices are also bounded by the JSON body limit.
 const MAX_DIMENSION = 1_000;
-// Returning the product as JSON costs ~20 bytes per entry; 250,000 entries is ~5 MB.
+// Returning the product as JSON costs bytes per entry: this keeps the response to megabytes.
 const MAX_PRODUCT_ENTRIES = 250_000;
 const OUTPUTS = ['product', 'checksum'] as const;
 
@@ -133,7 +132,7 @@ function multiply(
 ): Float64Array {
   const product = new Float64Array(rows * cols);
   for (let i = 0; i < rows; i++) {
-    // Once per row of the product: at most 1,000 × 1,000 multiply-adds (~1 ms) between checks.
+    // Once per row of the product: at most MAX_DIMENSION² multiply-adds between checks.
     context.throwIfCancelled();
     const productRow = product.subarray(i * cols, (i + 1) * cols);
     for (let k = 0; k < inner; k++) {

@@ -26,21 +26,25 @@ describe(CancelFlagPool.name, () => {
     const thread = new Worker(
       `const { workerData, parentPort, threadId } = require('node:worker_threads');
        Atomics.store(workerData, 1, threadId);
+       parentPort.postMessage('started');
        while (Atomics.load(workerData, 0) === 0) Atomics.wait(workerData, 0, 0, 5);
        parentPort.postMessage('stopped');`,
       { eval: true, workerData: flag },
     );
-    const stopped = once(thread, 'message');
-    // The thread writes its id when it starts: wait for it (threads start slowly on a busy machine).
-    for (let i = 0; i < 1_000 && runningOn(flag) === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    // The thread writes its id when it starts, then says so (threads start slowly on a busy machine).
+    await expect(once(thread, 'message')).resolves.toEqual(['started']);
     expect(runningOn(flag)).toBe(thread.threadId);
+    const stopped = once(thread, 'message');
     requestCancel(flag);
     await expect(stopped).resolves.toEqual(['stopped']);
     await thread.terminate();
   });
 });
+
+/** `Atomics.waitAsync` (ES2024; the project's lib is ES2023). */
+interface AsyncAtomics {
+  waitAsync(array: Int32Array, index: number, value: number): { value: Promise<string> };
+}
 
 describe(FlagTaskContext.name, () => {
   it('throws once cancelled, and aborts its signal', async () => {
@@ -56,10 +60,14 @@ describe(FlagTaskContext.name, () => {
   });
 
   it('releases its signal when the task ends, without aborting it', async () => {
-    const context = new FlagTaskContext(new CancelFlagPool().acquire(), 7);
+    const flag = new CancelFlagPool().acquire();
+    const context = new FlagTaskContext(flag, 7);
     const { signal } = context;
+    // A second waiter on the cancel slot (0, as in the thread above), woken after the
+    // context's own: once it wakes, the context has seen its wake-up and stopped waiting.
+    const after = (Atomics as unknown as AsyncAtomics).waitAsync(flag, 0, 0);
     context.finish();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(after.value).resolves.toBe('ok');
     expect(signal.aborted).toBe(false);
   });
 });

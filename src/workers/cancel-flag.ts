@@ -32,7 +32,7 @@ const FLAGS_PER_SLAB = 256;
 
 /**
  * Flags for the tasks in flight, reused: allocating a SharedArrayBuffer
- * costs ~4 µs, a free list nothing. Flags are views on a few shared buffers
+ * costs every task, a free list nothing (figure in ADR 0050). Flags are views on a few shared buffers
  * (a view crosses threads as a view on the same memory), cleared when they
  * come back. A flag is released once its task has ended on both sides.
  */

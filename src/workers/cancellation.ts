@@ -4,10 +4,10 @@ import { EventEmitter } from 'node:events';
  * A one-shot "abort" in the EventEmitter form Piscina accepts as a task's
  * signal (it listens with `once('abort')` and reads `aborted` and `reason`).
  *
- * Every task needs one, for its deadline, its client and a shutdown. On Node
- * 20, two AbortControllers with the listeners a task adds and removes cost
- * ~20 µs per task in a micro-benchmark, this ~0.4 µs; a tiny task's whole
- * request costs a few hundred.
+ * Every task needs one, for its deadline, its client and a shutdown. Two
+ * AbortControllers with the listeners a task adds and removes cost a tiny
+ * task a noticeable share of its request; this, a small fraction of that
+ * (ADR 0050).
  */
 export class Cancellation<Reason = unknown> extends EventEmitter {
   aborted = false;

@@ -7,8 +7,8 @@ export const MEMORY_WATCH_INTERVAL_MS = 50;
 /**
  * `WORKER_MAX_MEMORY_MB`: the V8 heap cap (`WORKER_MAX_OLD_GENERATION_MB`)
  * does not count buffers and typed arrays, which live outside the heap; a
- * 4 KB PDF whose stream inflates to 2 GiB took its process to 4.3 GB RSS
- * under the heap cap. So every 50 ms the main thread asks each thread that
+ * small PDF whose stream inflates took its process to gigabytes of RSS under
+ * the heap cap (ADR 0050). So every `MEMORY_WATCH_INTERVAL_MS` the main thread asks each thread that
  * runs a task for its heap statistics (Node answers even while the thread
  * runs synchronous code) and stops a task whose thread holds more than the
  * budget, heap and external memory together, with WORKER_OUT_OF_MEMORY.

@@ -80,7 +80,7 @@ const mtime = (file: string): number => (existsSync(file) ? statSync(file).mtime
  * The threads' environment: the process's own (Node's default for a thread),
  * plus Node's compile cache for the code they load unless the process says
  * otherwise. A thread then reads V8's compiled code from the cache instead of
- * compiling its code again: ~6 ms of each thread's start (ADR 0019). Node
+ * compiling its code again, a share of each thread's start (ADR 0019). Node
  * writes the cache when a thread first loads code it has not cached yet and
  * checks each entry against the file's contents; it skips the cache silently
  * when the directory is not writable. `NODE_COMPILE_CACHE` (a directory) or

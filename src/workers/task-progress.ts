@@ -79,8 +79,8 @@ interface Follower {
 /**
  * Main side: every followed task's reports, from every thread, routed by
  * the task's id (one channel for the pool, not one per task: a
- * `MessageChannel` per task and its end marker were 3.9 % of the event loop
- * under jobs, ADR 0030). A task that reports nothing costs a map entry.
+ * `MessageChannel` per task and its end marker were a measurable share of
+ * the event loop under jobs, ADR 0030). A task that reports nothing costs a map entry.
  */
 export class ProgressRouter {
   private readonly followers = new Map<number, Follower>();

@@ -18,7 +18,7 @@ export const WARM_UP_TASK = '';
 let v8: typeof V8 | undefined;
 /**
  * The heap in use, for recycling on memory: one cheap V8 call, no GC. `node:v8` is loaded by the
- * first task that reads it, not by the warm-up: it was ~1 ms of every thread's start (ADR 0021).
+ * first task that reads it, not by the warm-up, which it slowed for every thread (ADR 0021).
  */
 function heapUsedBytes(): number {
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -27,7 +27,7 @@ const data = (isMainThread ? undefined : workerData) as ThreadData | undefined;
 const runTask = createTaskRunner(TaskRegistry.load(data?.taskModules ?? []));
 // Node writes its compile cache (piscina-options: threadEnv) when a thread exits, and threads
 // live long: written now by the pool's first thread, its code is cached for every later one.
-// Only the first: `node:module` was ~2 ms of every thread's start (ADR 0021).
+// Only the first: loading `node:module` slowed every thread's start (ADR 0021).
 if (data?.flushCompileCache === true) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   (require('node:module') as typeof NodeModule).flushCompileCache();
@@ -45,8 +45,8 @@ let pendingNice = data?.niceIncrement ?? 0;
  * Lowers the thread's priority before its first task, not when the thread starts (as Piscina's
  * own niceIncrement does) nor once its code is loaded: a thread that replaces one (crashed, or
  * stopped with its cancelled task) under load would finish its start at the lowest priority,
- * behind every busy event loop. Loading the code that way took ~10 s instead of ~0.3 s on 2 busy
- * cores; what followed it (Piscina's ready message, the pool's warm-up) waited too (ADR 0021).
+ * behind every busy event loop, many times slower on busy cores; what followed it (Piscina's
+ * ready message, the pool's warm-up) waited too (ADR 0021 has the times).
  */
 function beforeTask(request: TaskRequest): void {
   if (pendingNice > 0 && request.task !== WARM_UP_TASK) {
@@ -90,7 +90,7 @@ export const spare = runInThread;
 let piscina: typeof Piscina | undefined;
 /**
  * Piscina's main module, loaded the first time a task returns bytes: the thread's runtime
- * (Piscina's worker.js) does not need it, and it was ~10 ms of every thread's start.
+ * (Piscina's worker.js) does not need it, and loading it slowed every thread's start (ADR 0050).
  */
 const loadPiscina = (): typeof Piscina =>
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -54,6 +54,16 @@ function sampleThreads(pool: WorkerPoolService): { stop(): number[] } {
   };
 }
 
+/**
+ * Follows a task of the fault fixtures that reports progress as its thread
+ * starts it: `started` resolves then, so a cancel reaches a running task.
+ */
+function followStart(): { onProgress: () => void; started: Promise<void> } {
+  let resolve: () => void = () => undefined;
+  const started = new Promise<void>((done) => (resolve = done));
+  return { onProgress: () => resolve(), started };
+}
+
 /** The pool is back to full size, with `restarts` threads replaced so far. */
 async function fullSize(pool: WorkerPoolService, restarts: number): Promise<void> {
   await eventually(() =>
@@ -179,8 +189,10 @@ describe(WorkerPoolService.name, () => {
     const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '200' });
     const before = await threadIdOf(pool);
     const client = new Cancellation();
-    const spinning = pool.run('spin', {}, { signal: client });
-    setTimeout(() => client.abort('client gone'), 100);
+    const start = followStart();
+    const spinning = pool.run('spin', {}, { signal: client, onProgress: start.onProgress });
+    await start.started;
+    client.abort('client gone');
     expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
     await fullSize(pool, 1);
     expect(await threadIdOf(pool)).not.toBe(before);
@@ -194,8 +206,14 @@ describe(WorkerPoolService.name, () => {
     const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '5000' });
     const before = await threadIdOf(pool);
     const client = new Cancellation();
-    const spinning = pool.run('cooperative-spin', {}, { signal: client });
-    setTimeout(() => client.abort('client gone'), 100);
+    const start = followStart();
+    const spinning = pool.run(
+      'cooperative-spin',
+      {},
+      { signal: client, onProgress: start.onProgress },
+    );
+    await start.started;
+    client.abort('client gone');
     expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
     // The same thread serves the next task: it was never stopped.
     expect(await threadIdOf(pool)).toBe(before);
@@ -222,8 +240,10 @@ describe(WorkerPoolService.name, () => {
     const pool = await startPool({ POOL_THREADS: '1', CANCEL_GRACE_MS: '5000' });
     const before = await threadIdOf(pool);
     const client = new Cancellation();
-    const waiting = pool.run('signal-wait', {}, { signal: client });
-    setTimeout(() => client.abort('client gone'), 100);
+    const start = followStart();
+    const waiting = pool.run('signal-wait', {}, { signal: client, onProgress: start.onProgress });
+    await start.started;
+    client.abort('client gone');
     expect(await codeOf(waiting)).toBe('TASK_CANCELLED');
     expect(await threadIdOf(pool)).toBe(before);
     expect(pool.stats().tasksStopped).toEqual({ cooperative: 1, terminated: 0 });
@@ -275,10 +295,13 @@ describe(WorkerPoolService.name, () => {
     it('terminates only for the task that ignores its cancellation; the rest of its batch runs again', async () => {
       const { pool, busy } = await queuedBehindBusyThread({ CANCEL_GRACE_MS: '200' });
       const client = new Cancellation();
-      const spinning = pool.run('spin', {}, { signal: client });
+      const start = followStart();
+      const spinning = pool.run('spin', {}, { signal: client, onProgress: start.onProgress });
       const neighbours = [1, 2, 3].map(() => pool.run('thread-id', {}));
       const { threadId: first } = (await busy).value as { threadId: number };
-      setTimeout(() => client.abort('client gone'), 100);
+      // First in the batch: its thread has started it.
+      await start.started;
+      client.abort('client gone');
       expect(await codeOf(spinning)).toBe('TASK_CANCELLED');
       const ran = (await Promise.all(neighbours)).map((result) => result.value);
       // Run again, alone, on the replacement thread.

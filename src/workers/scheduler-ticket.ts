@@ -3,7 +3,7 @@ import { SHARED_CLIENT_KEY } from '../auth/client-key';
 import type { SchedulerOptions, Ticket } from '../scheduler/task-scheduler';
 
 /** What a caller tells the pool about who asks and how long it waits. */
-export interface AdmissionRequest {
+export interface TaskCaller {
   /** The fair-share key; absent: the one shared key. */
   readonly clientKey?: string;
   /** The client's own deadline in ms from arrival (a header); the pool's `TASK_TIMEOUT_MS` caps it. */
@@ -19,7 +19,7 @@ export interface AdmissionRequest {
 export function ticketFor(
   task: string,
   size: number,
-  request: AdmissionRequest,
+  request: TaskCaller,
   arrivedAt: number,
   taskTimeoutMs: number,
 ): { ticket: Ticket; timeoutMs: number } {

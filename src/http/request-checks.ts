@@ -23,16 +23,16 @@ type Verdict = AppError | undefined | Promise<AppError | undefined>;
 export type AccessCheck = (request: FastifyRequest, access: RouteAccess) => Verdict;
 
 /** The client's tasks-in-flight quota (auth/quotas.ts), for routes that run a task. */
-export type TaskAdmission = (request: FastifyRequest, reply: FastifyReply) => Verdict;
+export type TaskQuotaCheck = (request: FastifyRequest, reply: FastifyReply) => Verdict;
 
-export interface AdmissionParticipants {
+export interface RequestCheckParticipants {
   readonly drain: DrainGate;
   readonly access: AccessCheck;
-  readonly taskAdmission: TaskAdmission;
+  readonly taskQuota: TaskQuotaCheck;
   /** A body announced larger than its route's limit (413). */
   readonly tooLarge: (request: FastifyRequest) => AppError | undefined;
   /** A body announced larger than the memory budget can hold (503, reason `memory`). */
-  readonly admitBody: (request: FastifyRequest, reply: FastifyReply) => AppError | undefined;
+  readonly reserveBody: (request: FastifyRequest, reply: FastifyReply) => AppError | undefined;
   readonly admin?: AdminListener;
   /** Requests per second per client on the operator routes (`OPERATOR_REQUESTS_PER_SECOND`). */
   readonly operatorLimit?: OperatorLimit;
@@ -49,13 +49,13 @@ type Done = (error?: Error) => void;
  * access → route not found → announced body → task slot.
  *
  * One hook rather than one per step: Fastify's hook runner costs a call, a
- * `next` closure and a check of the reply per hook and request, ~1,000
- * instructions (1.6 %) of a light request for five hooks (ADR 0037). Each step stays
+ * `next` closure and a check of the reply per hook and request (ADR 0037 has
+ * the count). Each step stays
  * synchronous unless it must wait (a JWKS, the primary), so a request that
  * needs no wait pays no promise.
  */
-export function admissionSteps(participants: AdmissionParticipants) {
-  const { drain, access, taskAdmission, tooLarge, admitBody, admin, operatorLimit, startSpan } =
+export function requestChecks(participants: RequestCheckParticipants) {
+  const { drain, access, taskQuota, tooLarge, reserveBody, admin, operatorLimit, startSpan } =
     participants;
 
   /** After access: the announced body, then the task slot; `done` once all passed. */
@@ -72,11 +72,11 @@ export function admissionSteps(participants: AdmissionParticipants) {
     if (request.headers['content-length'] !== undefined) {
       // An error passed to done() is answered by Fastify's error handler, as the
       // body parser's own 413 would be.
-      const refusal = tooLarge(request) ?? admitBody(request, reply);
+      const refusal = tooLarge(request) ?? reserveBody(request, reply);
       if (refusal !== undefined) return done(refusal);
     }
     if (!profile.runsTask) return done();
-    const verdict = taskAdmission(request, reply);
+    const verdict = taskQuota(request, reply);
     if (verdict === undefined) return done();
     settle(request, reply, verdict, done, done);
   };

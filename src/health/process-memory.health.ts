@@ -8,7 +8,7 @@ import { BodyMemoryBudget } from '../http/body-memory-budget';
  * is the runtime's and the container's job, the budget refuses bodies itself.
  */
 @Injectable()
-export class MemoryHealthIndicator {
+export class ProcessMemoryHealthIndicator {
   constructor(
     private readonly healthIndicatorService: HealthIndicatorService,
     private readonly bodies: BodyMemoryBudget,
