@@ -35,7 +35,7 @@ async function openSocket(port: number): Promise<Socket> {
 
 /** Connections the in-process server holds open. */
 function serverConnections(service: RunningApp): Promise<number> {
-  const server = service.app.getHttpServer() as Server;
+  const server: Server = service.app.getHttpServer();
   return new Promise((done, fail) =>
     server.getConnections((error, count) => (error ? fail(error) : done(count))),
   );

@@ -28,10 +28,10 @@ function sqliteBackend(): Backend {
   const path = freshJobsPath();
   return {
     env: { JOBS_SQLITE_PATH: path },
-    stored: async (id) => {
+    stored: (id) => {
       const db = new DatabaseSync(path, { readOnly: true });
       try {
-        return db.prepare('SELECT 1 FROM jobs WHERE id = ?').get(id) !== undefined;
+        return Promise.resolve(db.prepare('SELECT 1 FROM jobs WHERE id = ?').get(id) !== undefined);
       } finally {
         db.close();
       }
