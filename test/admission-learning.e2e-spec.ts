@@ -17,6 +17,13 @@ async function outcome(response: Response) {
   return { status: response.status, reason: body.reason, detail: body.detail };
 }
 
+/** The time a refusal's detail says was left: "(… of its own; 1.0 s left)", "(…; 250 ms left)". */
+function leftMsIn(detail: string | undefined): number {
+  const match = /; (\d+(?:\.\d+)?) (ms|s) left\)/.exec(detail ?? '');
+  if (match === null) throw new Error(`no time left in the detail: ${detail}`);
+  return Number(match[1]) * (match[2] === 's' ? 1000 : 1);
+}
+
 const task = (service: RunningApp, name: string, input: unknown, headers = {}) =>
   postJson(`${service.url}/api/tasks/${name}`, input, headers).then(outcome);
 
@@ -117,11 +124,7 @@ describe('admission that learns (real server, real threads, default settings)', 
     it('refuses what it cannot finish once its first runs are measured, before the deadline, and lets no admitted task time out', async () => {
       // ~20 s of work for two threads and a 4 s deadline, on a service that has measured nothing.
       const burst = await Promise.all(
-        Array.from({ length: 120 }, async () => {
-          const sentAt = performance.now();
-          const answer = await task(service, 'sleep', { ms: 300 });
-          return { ...answer, tookMs: performance.now() - sentAt };
-        }),
+        Array.from({ length: 120 }, () => task(service, 'sleep', { ms: 300 })),
       );
       const statuses = new Map<number, number>();
       for (const { status } of burst) statuses.set(status, (statuses.get(status) ?? 0) + 1);
@@ -130,10 +133,11 @@ describe('admission that learns (real server, real threads, default settings)', 
       expect(burst.filter(({ status }) => status === 200).length).toBeGreaterThan(0);
       // Every answer is a success or a refusal: none is a 504 after admission.
       expect([...statuses.keys()].sort()).toEqual([200, 503]);
-      for (const { reason, tookMs } of refused) {
+      for (const { reason, detail } of refused) {
         expect(reason === 'deadline' || reason === 'too-long').toBe(true);
-        // Refused when the service learnt it could not finish them, not at their deadline.
-        expect(tookMs).toBeLessThan(4000);
+        // Refused when the service learnt it could not finish them, not at their deadline:
+        // time was left, by the service's own clock (this process's may lag under load).
+        expect(leftMsIn(detail)).toBeGreaterThan(0);
       }
     });
   });

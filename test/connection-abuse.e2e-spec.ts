@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { postJson, startApp, type RunningApp } from './support/http-app';
+import { waitUntil } from './support/poll';
 import { firstBody, rawExchange, rawRequest } from './support/raw-http';
 
 // Abuse at the connection level, over raw sockets: slow headers and slow bodies (slowloris)
@@ -30,6 +31,14 @@ async function openSocket(port: number): Promise<Socket> {
   socket.resume();
   await once(socket, 'connect');
   return socket;
+}
+
+/** Connections the in-process server holds open. */
+function serverConnections(service: RunningApp): Promise<number> {
+  const server: Server = service.app.getHttpServer();
+  return new Promise((done, fail) =>
+    server.getConnections((error, count) => (error ? fail(error) : done(count))),
+  );
 }
 
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -97,6 +106,7 @@ describe('Connection-level abuse (raw sockets)', () => {
     // Random bytes do not compress: the answer is larger than the body, far more than the
     // kernel's buffers hold, so the server's writes stall once the client stops reading.
     const body = randomBytes(16 * 1024 * 1024);
+    const before = await serverConnections(service);
     const socket = await openSocket(port);
     let received = 0;
     let status = '';
@@ -116,7 +126,12 @@ describe('Connection-level abuse (raw sockets)', () => {
     expect(status).toBe('HTTP/1.1 200');
     const started = Date.now();
     // Silent past HTTP_CONNECTION_TIMEOUT_MS (4 s; checked every second): the server closes it.
-    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    // The paused client would not see the close: the server's own count says when.
+    await waitUntil(
+      'the server to close the stalled connection',
+      async () => (await serverConnections(service)) <= before,
+      { timeoutMs: 20_000 },
+    );
     const closed = once(socket, 'close');
     socket.resume();
     await closed;

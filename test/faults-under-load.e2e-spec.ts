@@ -172,6 +172,7 @@ describe('Faults under load', () => {
       const concurrency = 4;
       let stop!: () => void;
       const stopped = new Promise<void>((resolve) => (stop = resolve));
+      let answered = 0;
       const load = steadyLoad({
         url: service.url,
         path: '/api/tasks/sleep',
@@ -179,12 +180,15 @@ describe('Faults under load', () => {
         concurrency,
         until: stopped,
         maxPerWorker: 2_000,
+        onResult: (outcome) => (answered += outcome === 'ok' ? 1 : 0),
       });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // The load is flowing through both processes: a few answers each, on average.
+      expect(await waitFor(() => answered >= 20, 30_000)).toBe(true);
       process.kill(victim!, 'SIGKILL');
       // The primary starts a replacement; the load goes on until it is serving too.
       const replaced = await waitFor(() => serverPids(service).length === 3, 30_000);
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const answeredWhenReplaced = answered;
+      expect(await waitFor(() => answered >= answeredWhenReplaced + 20, 30_000)).toBe(true);
       stop();
       const counts = await load;
       console.log(describeCounts('kill -9 of one of two processes', counts));

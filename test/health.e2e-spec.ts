@@ -1,6 +1,8 @@
 import { Agent, get } from 'node:http';
 import { postJson, startApp, type RunningApp } from './support/http-app';
-import { waitUntil } from './support/poll';
+import { steadyLoad } from './support/load';
+import { trigger, waitUntil } from './support/poll';
+import { startService, type ServiceProcess } from './support/service-process';
 
 jest.setTimeout(60_000);
 
@@ -204,5 +206,72 @@ describe('health probes with READY_QUEUE_HIGH_WATER set (real server, real threa
     // Liveness never depends on the pool's load.
     expect(liveWhileSaturated.length).toBeGreaterThan(0);
     expect(liveWhileSaturated.every((status) => status === 200)).toBe(true);
+  });
+});
+
+describe('readiness on event-loop delay (the built service, a real process)', () => {
+  let service: ServiceProcess;
+  const probe = async (path: string) => {
+    const response = await fetch(`${service.url}${path}`);
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  // POOL_THREADS=0 runs tasks inline on the event loop (kept for comparison): a `sleep`
+  // task there blocks the loop for its whole length, as CPU work on the loop would.
+  beforeAll(async () => {
+    service = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '0',
+      READY_MAX_EVENT_LOOP_DELAY_MS: '100',
+      LOG_LEVEL: 'warn',
+    });
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('fails readiness with the delay while the loop is blocked, stays live, and recovers', async () => {
+    await waitUntil(
+      'readiness before the load',
+      async () => (await probe('/health/ready')).status === 200,
+    );
+    const stop = trigger();
+    // One task at a time, back to back: the loop is blocked 300 ms of every ~300 ms.
+    const load = steadyLoad({
+      url: service.url,
+      path: '/api/tasks/sleep',
+      body: { ms: 300 },
+      concurrency: 1,
+      until: stop.promise,
+    });
+    let down: any;
+    const live: number[] = [];
+    try {
+      await waitUntil('readiness to fail on the event-loop delay', async () => {
+        const ready = await probe('/health/ready');
+        live.push((await probe('/health/live')).status);
+        if (ready.status === 503) down = ready.body;
+        return ready.status === 503;
+      });
+    } finally {
+      stop.fire();
+    }
+    // The event loop is the one reason: the pool and memory stay up.
+    expect(Object.keys(down.error)).toEqual(['eventLoop']);
+    expect(down.error.eventLoop).toMatchObject({
+      status: 'down',
+      limitMs: 100,
+      message: 'event-loop delay is past its limit',
+    });
+    expect(down.error.eventLoop.delayP99Ms).toBeGreaterThan(100);
+    expect(live.length).toBeGreaterThan(0);
+    expect(new Set(live)).toEqual(new Set([200]));
+    expect((await load).failed).toEqual({});
+    await waitUntil(
+      'readiness to recover',
+      async () => (await probe('/health/ready')).status === 200,
+    );
+    const { body } = await probe('/health/ready');
+    expect(body.details.eventLoop.delayP99Ms).toBeLessThanOrEqual(100);
   });
 });

@@ -363,7 +363,9 @@ describe('HTTP API under pressure', () => {
       body: '{}',
       signal: client.signal,
     });
-    setTimeout(() => client.abort(), 300);
+    // Gone once its task runs: the close must stop a running task, not only a queued one.
+    await waitUntil('the task to run', () => pool.stats().running === 1);
+    client.abort();
     await expect(spinning).rejects.toThrow();
     expect(await settled).toMatchObject({ task: 'spin', outcome: 'cancelled' });
     await expect(postJson(`${service.url}/api/tasks/factorial`, { n: 5 })).resolves.toHaveProperty(

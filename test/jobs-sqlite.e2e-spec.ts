@@ -1,23 +1,75 @@
 import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freshJobsPath, startService, type ServiceProcess } from './support/service-process';
 import {
+  getJob,
   getOnNewConnection,
   readEvents,
+  REDIS_URL,
   submitOk,
+  uniquePrefix,
   waitForJob,
   type Json,
 } from './support/jobs-client';
+import { JOBS_QUEUE } from '../src/jobs/bull-jobs.constants';
+import { waitUntil } from './support/poll';
 
 jest.setTimeout(180_000);
 
-describe('jobs on the default configuration (SQLite, every cluster process)', () => {
+/** A job backend's settings, and whether a job is held where that backend keeps jobs. */
+interface Backend {
+  readonly env: Record<string, string>;
+  stored(id: string): Promise<boolean>;
+}
+
+function sqliteBackend(): Backend {
+  const path = freshJobsPath();
+  return {
+    env: { JOBS_SQLITE_PATH: path },
+    stored: (id) => {
+      const db = new DatabaseSync(path, { readOnly: true });
+      try {
+        return Promise.resolve(db.prepare('SELECT 1 FROM jobs WHERE id = ?').get(id) !== undefined);
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+function bullBackend(): Backend {
+  const prefix = uniquePrefix();
+  return {
+    env: { REDIS_URL, JOBS_QUEUE_PREFIX: prefix },
+    stored: async (id) => {
+      const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        return (await redis.exists(`${prefix}:${JOBS_QUEUE}:${id}`)) === 1;
+      } finally {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+// The job routes over HTTP on the built service, two cluster processes, on each backend:
+// the default (SQLite, one job file) and BullMQ on the shared Redis (a key prefix of its own).
+const backends: Array<[string, () => Backend]> = [
+  ['the default configuration (SQLite)', sqliteBackend],
+  ['BullMQ on Redis', bullBackend],
+];
+
+describe.each(backends)('jobs on %s, every cluster process', (_name, makeBackend) => {
+  const backend = makeBackend();
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    // The default: as many processes as cores (at least 2 here), one job file.
+    // The default: as many processes as cores (at least 2 here).
     service = await startService({
+      ...backend.env,
       CLUSTER_PROCESSES: '2',
       JOBS_ATTEMPTS: '2',
       JOBS_BACKOFF_MS: '100',
@@ -33,6 +85,8 @@ describe('jobs on the default configuration (SQLite, every cluster process)', ()
       expect([i, status]).toEqual([i, 200]);
       expect(body.id).toBe(id);
       expect((await waitForJob(service.url, id)).status).toBe('succeeded');
+      // Held by the backend under test, not by another one the settings were lost for.
+      expect([i, await backend.stored(id)]).toEqual([i, true]);
     }
   });
 
@@ -197,5 +251,66 @@ describe('SQLite jobs across processes and restarts (one file, real processes)',
     const answer = await answered;
     expect(answer.status).toBe(202);
     expect((await waitForJob(service.url, answer.body.id)).status).toBe('succeeded');
+  });
+});
+
+describe('the periodic purge of finished SQLite jobs (JOBS_RESULT_TTL_SECONDS, JOBS_PURGE_INTERVAL_MS)', () => {
+  const path = freshJobsPath();
+  let service: ServiceProcess;
+
+  beforeAll(async () => {
+    // Finished jobs are kept one second; the purge runs every second.
+    service = await startService({
+      JOBS_SQLITE_PATH: path,
+      CLUSTER_WORKERS: '1',
+      // Jobs may take both threads: one spins, the other runs the rest.
+      POOL_THREADS: '2',
+      JOBS_MAX_THREADS: '2',
+      JOBS_RESULT_TTL_SECONDS: '1',
+      JOBS_PURGE_INTERVAL_MS: '1000',
+      LOG_LEVEL: 'warn',
+    });
+  });
+  afterAll(() => service.stop());
+
+  /** Rows of these jobs, and of their events, in the file itself (reads hide expired jobs anyway). */
+  const rows = (ids: readonly string[]) => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      const marks = ids.map(() => '?').join(', ');
+      const count = (sql: string) => Number((db.prepare(sql).get(...ids) as { n: number }).n);
+      return {
+        jobs: count(`SELECT count(*) AS n FROM jobs WHERE id IN (${marks})`),
+        events: count(`SELECT count(*) AS n FROM job_events WHERE job_id IN (${marks})`),
+      };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('deletes finished jobs and their events from the file after their retention, and keeps a running one', async () => {
+    // Runs until cancelled: it has no end, so no retention, while the others are purged.
+    const running = await submitOk(service.url, 'cooperative-spin');
+    await waitForJob(service.url, running, (job) => job.status === 'running');
+    const finished = [
+      await submitOk(service.url, 'factorial', { n: 10 }),
+      await submitOk(service.url, 'throw', { message: 'kept a second' }),
+    ];
+    // Stored, with their events, at first.
+    expect(rows(finished).jobs).toBe(2);
+    for (const id of finished) await waitForJob(service.url, id);
+    expect(rows(finished).events).toBeGreaterThan(0);
+
+    await waitUntil('the purge to delete the finished jobs', () => {
+      const left = rows(finished);
+      return left.jobs === 0 && left.events === 0;
+    });
+    // The running job is untouched: its row and events are there, and it still runs.
+    expect(rows([running]).jobs).toBe(1);
+    expect(rows([running]).events).toBeGreaterThan(0);
+    expect((await getJob(service.url, running)).status).toBe('running');
+    const cancelled = await fetch(`${service.url}/api/jobs/${running}`, { method: 'DELETE' });
+    expect(cancelled.status).toBe(200);
+    expect((await waitForJob(service.url, running)).status).toBe('cancelled');
   });
 });

@@ -352,16 +352,23 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
   });
 
   it('closes a keep-alive connection after its maximum age, and on every 503', async () => {
+    // Long enough that the first answer comes within it on a busy machine.
+    const maxAgeMs = 2_000;
     const single = await startService({
       CLUSTER_PROCESSES: '1',
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '1',
-      HTTP_MAX_CONNECTION_AGE_MS: '300',
+      HTTP_MAX_CONNECTION_AGE_MS: String(maxAgeMs),
     });
     service = single;
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const young = await send(agent, `${single.url}/health/live`);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The server accepted the connection before it answered: from then on its age is
+    // certainly past the maximum.
+    const answeredAt = performance.now();
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, answeredAt + maxAgeMs + 50 - performance.now())),
+    );
     const old = await send(agent, `${single.url}/health/live`);
     const renewed = await send(agent, `${single.url}/health/live`);
     agent.destroy();

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { withBoolComparisons } from './support/promql';
+import { waitUntil } from './support/poll';
 
 // A real Prometheus (Debian's `prometheus` package; .ci/run installs it)
 // scrapes a real corepool cluster. Without the binaries this test fails: it
@@ -195,53 +196,70 @@ describe('Metrics against a real Prometheus', () => {
 
   it('answers every dashboard and rule query with data, after traffic of every outcome', async () => {
     // Counts before the first scrape would show as no increase at all.
-    for (let i = 0; i < 150; i++) {
-      if ((await query('up{job="corepool"} == 1')).data?.result.length === 1) break;
-      await sleep(200);
-    }
+    await waitUntil(
+      'the first scrape',
+      async () => (await query('up{job="corepool"} == 1')).data?.result.length === 1,
+      { intervalMs: 200 },
+    );
     await generateTrafficOfEveryOutcome(service);
     await generateJobTraffic(service);
 
     // Prometheus has scraped the counts once every outcome shows in its answer.
     let seen: Record<string, number> = {};
-    for (let i = 0; i < 150; i++) {
-      const answer = await query('sum by (outcome) (compute_tasks_total{job="corepool"})');
-      seen = Object.fromEntries(
-        (answer.data?.result ?? []).map((entry) => [entry.metric.outcome, Number(entry.value[1])]),
-      );
-      if (OUTCOMES.every((outcome) => (seen[outcome] ?? 0) > 0)) break;
-      await sleep(200);
-    }
+    await waitUntil(
+      'Prometheus to have scraped every outcome',
+      async () => {
+        const answer = await query('sum by (outcome) (compute_tasks_total{job="corepool"})');
+        seen = Object.fromEntries(
+          (answer.data?.result ?? []).map((entry) => [
+            entry.metric.outcome,
+            Number(entry.value[1]),
+          ]),
+        );
+        return OUTCOMES.every((outcome) => (seen[outcome] ?? 0) > 0);
+      },
+      { intervalMs: 200 },
+    ).catch(() => undefined);
     expect(OUTCOMES.filter((outcome) => !((seen[outcome] ?? 0) > 0))).toEqual([]);
-    // A few more scrapes, so every rate() has two samples after the traffic.
-    await sleep(3000);
 
     // The rules as Prometheus loaded them from rules.yml, once each has been evaluated.
     let rules: Array<{ name: string; query: string; health: string; lastError?: string }> = [];
-    for (let i = 0; i < 50; i++) {
+    await waitUntil('every rule evaluated', async () => {
       const answer = (await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as {
         data: { groups: Array<{ rules: typeof rules }> };
       };
       rules = answer.data.groups.flatMap((group) => group.rules);
-      if (rules.every((rule) => rule.health !== 'unknown')) break;
-      await sleep(200);
-    }
+      return rules.length > 0 && rules.every((rule) => rule.health !== 'unknown');
+    });
     expect(rules.map((rule) => rule.name).sort()).toEqual(
       [...readFileSync(RULES, 'utf8').matchAll(/- alert: (\w+)/g)].map((match) => match[1]).sort(),
     );
     expect(rules.filter((rule) => rule.health !== 'ok')).toEqual([]);
 
-    const failures: string[] = [];
     const ruleQueries = rules.map((rule) => ({
       where: `rule ${rule.name}`,
       // Quiet alerts return nothing; compared with `bool`, every series they look at answers.
       expr: withBoolComparisons(rule.query),
     }));
-    for (const { where, expr } of [...dashboardQueries(), ...ruleQueries]) {
-      const answer = await query(expr);
-      if (answer.status !== 'success') failures.push(`${where}: ${answer.error} in ${expr}`);
-      else if ((answer.data?.result.length ?? 0) === 0) failures.push(`${where}: no data: ${expr}`);
-    }
+    const queries = [...dashboardQueries(), ...ruleQueries];
+    const unanswered = async () => {
+      const failures: string[] = [];
+      for (const { where, expr } of queries) {
+        const answer = await query(expr);
+        if (answer.status !== 'success') failures.push(`${where}: ${answer.error} in ${expr}`);
+        else if ((answer.data?.result.length ?? 0) === 0)
+          failures.push(`${where}: no data: ${expr}`);
+      }
+      return failures;
+    };
+    // A rate() has data from its second sample after the traffic on: asked until every query
+    // answers (scrapes are 1 s apart), and what still fails after that is the failure.
+    let failures: string[] = [];
+    await waitUntil(
+      'every dashboard and rule query to answer with data',
+      async () => (failures = await unanswered()).length === 0,
+      { timeoutMs: 30_000, intervalMs: 500 },
+    ).catch(() => undefined);
     expect(failures).toEqual([]);
   });
 });
@@ -279,7 +297,14 @@ async function generateTrafficOfEveryOutcome(service: ServiceProcess): Promise<v
     }
     if (!done.has('cancelled')) await abandonRequest(service, 'sleep', { ms: 1000 });
   }
-  throw new Error(`not every outcome happened: ${[...(await outcomes())].join(', ')}`);
+  // The last round's outcomes are counted as its tasks end (a cancelled one once the server saw the close).
+  await waitUntil(
+    'every outcome counted',
+    async () => (await outcomes()).size === OUTCOMES.length,
+    { timeoutMs: 10_000 },
+  ).catch(async () => {
+    throw new Error(`not every outcome happened: ${[...(await outcomes())].join(', ')}`);
+  });
 }
 
 /**
@@ -331,8 +356,12 @@ async function abandonRequest(service: ServiceProcess, task: string, body: unkno
   });
   req.on('error', () => undefined);
   req.end(payload);
-  await sleep(400);
+  // Gone once its task runs (the traffic before it has ended): the close cancels a running task.
+  const busy = async () =>
+    sumOf(
+      parseMetrics(await (await fetch(`${service.url}/metrics`)).text()),
+      'compute_pool_utilization',
+    ) > 0;
+  await waitUntil('the abandoned task to run', busy, { timeoutMs: 10_000 }).catch(() => undefined);
   req.destroy();
-  // The server notices the close and cancels; give it a moment before counting.
-  await sleep(300);
 }

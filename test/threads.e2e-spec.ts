@@ -1,4 +1,5 @@
-import { waitUntil } from './support/poll';
+import { describeCounts, steadyLoad } from './support/load';
+import { trigger, waitUntil } from './support/poll';
 import { startService, type ServiceProcess } from './support/service-process';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { inflationBombPdf, invoicePdf } from './support/pdf-fixtures';
@@ -125,5 +126,63 @@ describe('threads, over HTTP', () => {
     expect(
       sumOf(await metrics(), 'compute_pool_threads_replaced_total', { cause: 'out_of_memory' }),
     ).toBe(1);
+  });
+});
+
+describe('recycling threads under load (WORKER_MAX_TASKS), over HTTP', () => {
+  let recycling: ServiceProcess;
+
+  beforeAll(async () => {
+    // A thread is due after about 10 tasks (±20 %): a steady load recycles one every few seconds.
+    recycling = await startService({
+      CLUSTER_WORKERS: '1',
+      POOL_THREADS: '2',
+      WORKER_MAX_TASKS: '10',
+      LOG_LEVEL: 'warn',
+      METRICS_CACHE_MS: '0',
+    });
+  });
+
+  afterAll(async () => {
+    await recycling?.stop();
+  });
+
+  const replacedThreads = async () =>
+    parseMetrics(await (await fetch(`${recycling.url}/metrics`)).text()).filter(
+      (sample) => sample.name === 'compute_pool_threads_replaced_total',
+    );
+
+  it('recycles threads while requests run, and loses or fails none of them', async () => {
+    const stop = trigger();
+    // More requests than threads, always: every recycle happens with tasks running and waiting.
+    const load = steadyLoad({
+      url: recycling.url,
+      path: '/api/tasks/sleep',
+      body: { ms: 20 },
+      concurrency: 6,
+      until: stop.promise,
+    });
+    let recycled = 0;
+    try {
+      await waitUntil(
+        'six threads recycled under load',
+        async () =>
+          (recycled = sumOf(await replacedThreads(), 'compute_pool_threads_replaced_total', {
+            cause: 'recycled_tasks',
+          })) >= 6,
+        { timeoutMs: 90_000, intervalMs: 200 },
+      );
+    } finally {
+      stop.fire();
+    }
+    const counts = await load;
+    console.log(`${describeCounts('under recycling', counts)}; ${recycled} threads recycled`);
+    expect(counts.failed).toEqual({});
+    expect(counts.succeeded).toBe(counts.sent);
+    // Six recycles of threads due after 8-12 tasks each: at least 48 tasks ran.
+    expect(counts.succeeded).toBeGreaterThanOrEqual(48);
+    // Every replacement was a recycle: no thread died instead.
+    const causes = (await replacedThreads()).filter((sample) => sample.value > 0);
+    expect(causes.map((sample) => sample.labels.cause)).toEqual(['recycled_tasks']);
   });
 });
