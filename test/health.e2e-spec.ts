@@ -220,7 +220,7 @@ describe('readiness on event-loop delay (the built service, a real process)', ()
   // task there blocks the loop for its whole length, as CPU work on the loop would.
   beforeAll(async () => {
     service = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '0',
       READY_MAX_EVENT_LOOP_DELAY_MS: '100',
       LOG_LEVEL: 'warn',

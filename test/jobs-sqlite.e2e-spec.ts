@@ -262,7 +262,7 @@ describe('the periodic purge of finished SQLite jobs (JOBS_RESULT_TTL_SECONDS, J
     // Finished jobs are kept one second; the purge runs every second.
     service = await startService({
       JOBS_SQLITE_PATH: path,
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       // Jobs may take both threads: one spins, the other runs the rest.
       POOL_THREADS: '2',
       JOBS_MAX_THREADS: '2',

@@ -18,7 +18,7 @@ const PAGES = ['Page one', 'Page two', 'Page three', 'Page four', 'Page five'];
 let service: ServiceProcess;
 
 beforeAll(async () => {
-  service = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' });
+  service = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1', LOG_LEVEL: 'warn' });
 });
 
 afterAll(async () => {

@@ -135,7 +135,7 @@ describe('recycling threads under load (WORKER_MAX_TASKS), over HTTP', () => {
   beforeAll(async () => {
     // A thread is due after about 10 tasks (±20 %): a steady load recycles one every few seconds.
     recycling = await startService({
-      CLUSTER_WORKERS: '1',
+      CLUSTER_PROCESSES: '1',
       POOL_THREADS: '2',
       WORKER_MAX_TASKS: '10',
       LOG_LEVEL: 'warn',
