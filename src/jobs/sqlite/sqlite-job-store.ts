@@ -15,6 +15,7 @@ import {
   type JobStatus,
   type JobView,
 } from '../job.types';
+import { traceIdOf } from '../../tracing/job-trace';
 import { openStoreFile, type OpenedStore } from './sqlite-store-file';
 import { WalCheckpointer } from './wal-checkpointer';
 
@@ -81,10 +82,11 @@ interface JobRow {
   error: string | null;
   fingerprint: string | null;
   expires_at: number | null;
+  trace_context: string | null;
 }
 
 const VIEW_COLUMNS =
-  'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at';
+  'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at, trace_context';
 /** Finished jobs dropped at least per submission that needs room: the next ones then find room. */
 const EVICT_BATCH = 100;
 
@@ -174,8 +176,8 @@ export class SqliteJobStore {
       const id = randomUUID();
       this.statement(
         `INSERT INTO jobs (id, owner, task, input, body, encrypt, status, max_attempts, created_at,
-             run_after, idempotency_key, fingerprint, bytes, last_event)
-           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1)`,
+             run_after, idempotency_key, fingerprint, bytes, last_event, trace_context)
+           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1, ?)`,
       ).run(
         id,
         owner,
@@ -189,6 +191,7 @@ export class SqliteJobStore {
         idempotency?.key ?? null,
         idempotency?.fingerprint ?? null,
         bytes,
+        payload.trace ?? null,
       );
       this.addEvent(id, 1, { type: 'status', status: 'queued', at: iso(now) as string });
       const job = this.row(`SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id) as JobRow;
@@ -353,7 +356,8 @@ export class SqliteJobStore {
                    WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
                    ORDER BY lease_until LIMIT ${most})
              ) ORDER BY due LIMIT ${most})
-           RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
+           RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event,
+             trace_context`,
       ).all(now, leaseOwner, now + leaseMs, now, now);
       const claimed = rows.map((row) => {
         this.addEvent(row.id as string, row.last_event as number, {
@@ -363,6 +367,7 @@ export class SqliteJobStore {
           at: iso(now) as string,
         });
         const body = row.body as Uint8Array | null;
+        const trace = row.trace_context as string | null;
         return {
           id: row.id as string,
           task: row.task as string,
@@ -374,6 +379,7 @@ export class SqliteJobStore {
             input: JSON.parse(row.input as string) as object,
             encrypt: row.encrypt === 1,
             ...(body === null ? {} : { body }),
+            ...(trace === null ? {} : { trace }),
           },
         };
       });
@@ -681,6 +687,7 @@ function toView(row: JobRow): JobView {
     ...(row.error === null || row.status === 'queued' || row.status === 'running'
       ? {}
       : { error: JSON.parse(row.error) as JobError }),
+    ...(row.trace_context === null ? {} : { traceId: traceIdOf(row.trace_context) }),
     links: { self: jobLink(row.id) },
   };
 }
