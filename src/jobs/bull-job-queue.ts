@@ -6,6 +6,7 @@ import { AppError, Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { ThrottledWarning } from '../common/throttled-warning';
 import { AppConfig } from '../config/app-config';
+import { traceIdOf } from '../tracing/job-trace';
 import { parseEvents } from './bull-job-events';
 import {
   indexKey,
@@ -113,8 +114,11 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
       ...(idempotency === undefined ? {} : { fingerprint: idempotency.fingerprint, nonce }),
     };
     const createdAt = Date.now();
+    // The submitter's context goes where BullMQ's own telemetry keeps it: the job's options,
+    // which a retry and a stalled job's takeover keep (ADR 0048).
+    const telemetry = payload.trace === undefined ? {} : { telemetry: { metadata: payload.trace } };
     const job = await this.redis(() =>
-      this.queue.add(payload.task, data, { jobId: id, timestamp: createdAt }),
+      this.queue.add(payload.task, data, { jobId: id, timestamp: createdAt, ...telemetry }),
     );
     if (idempotency !== undefined) {
       // BullMQ keeps the first job with an id; a concurrent submission may have been first.
@@ -348,6 +352,7 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
     const error = job.failedReason ? parseFailure(job.failedReason) : undefined;
     const id = job.id as string;
     const progress = progressOf(job.progress);
+    const traceId = traceIdOf(job.opts.telemetry?.metadata);
     return {
       id,
       task: job.data.task,
@@ -360,6 +365,7 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
       ...(progress === undefined ? {} : { progress }),
       ...(state === 'completed' ? { result: job.returnvalue } : {}),
       ...(state === 'failed' && error !== undefined ? { error } : {}),
+      ...(traceId === undefined ? {} : { traceId }),
       links: { self: jobLink(id) },
     };
   }

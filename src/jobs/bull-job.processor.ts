@@ -11,6 +11,7 @@ import { Errors } from '../common/app-error';
 import { ThrottledWarning } from '../common/throttled-warning';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
+import { activeTracing, type JobRunTrace } from '../tracing/tracing';
 import { appendEvent } from './bull-job-events';
 import { JOBS_QUEUE, storedBytesKey, type BullJobData } from './bull-jobs.constants';
 import { CancelSignals } from './cancel-signals.service';
@@ -69,6 +70,17 @@ export class BullJobProcessor
     const controller = new AbortController();
     const unwatch = this.cancels.watch(id, controller);
     this.log(job, { type: 'status', status: 'running', attempt, at: now() });
+    // The submitter's context, in BullMQ's own field for it: kept through retries and stalls (ADR 0048).
+    const stored = job.opts.telemetry?.metadata;
+    const trace: JobRunTrace | undefined =
+      stored === undefined
+        ? undefined
+        : activeTracing()?.startJobRun(stored, {
+            jobId: id,
+            task,
+            // Counted as the job's view counts runs: a stalled job's takeover is a run too.
+            attempt: Math.max(job.attemptsStarted, attempt),
+          });
     try {
       if (await this.cancels.isRequested(id)) throw Errors.taskCancelled();
       const payload = {
@@ -81,12 +93,14 @@ export class BullJobProcessor
         payload,
         controller.signal,
         progressWriter(job, this.log),
+        trace?.span,
       );
+      trace?.ended('succeeded', undefined);
       recordJobEnd(task, 'succeeded', job.timestamp);
       await this.ended(job, { type: 'status', status: 'succeeded', attempt, at: now() });
       return result;
     } catch (error) {
-      throw await this.recordFailure(job, error, attempt);
+      throw await this.recordFailure(job, error, attempt, trace);
     } finally {
       unwatch();
     }
@@ -102,11 +116,13 @@ export class BullJobProcessor
     job: Job<BullJobData, JobResult>,
     error: unknown,
     attempt: number,
+    trace: JobRunTrace | undefined,
   ): Promise<Error> {
     let jobError = toJobError(error);
     const cancelled = jobError.code === ErrorCode.TASK_CANCELLED;
     if (cancelled) jobError = { code: jobError.code, detail: 'The job was cancelled' };
     const retry = isRetryable(jobError) && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    trace?.ended(retry ? 'retry' : cancelled ? 'cancelled' : 'failed', jobError);
     if (retry) {
       this.log(job, {
         type: 'status',

@@ -4,6 +4,7 @@ import { JOBS_CLIENT_KEY } from '../auth/client-key';
 import { AppError, Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
+import type { RequestSpan } from '../tracing/tracing';
 import { WorkerPoolService } from '../workers/worker-pool.service';
 import type { TaskProgress } from '../workers/task-progress';
 import type { JobError, JobPayload, JobResult } from './job.types';
@@ -48,6 +49,7 @@ export class JobExecutor {
     payload: JobPayload,
     signal: AbortSignal,
     onProgress?: (progress: TaskProgress) => void,
+    trace?: RequestSpan,
   ): Promise<JobResult> {
     // Jobs share the pool as one more client, capped at JOBS_MAX_THREADS threads.
     const result = await this.pool.run(payload.task, payload.input, {
@@ -55,6 +57,8 @@ export class JobExecutor {
       signal,
       clientKey: JOBS_CLIENT_KEY,
       onProgress,
+      // The run's span (a traced job): the task's schedule and run spans are its children.
+      trace,
     });
     const key = this.config.jobs.resultEncryptionKey;
     // Submission refuses `encrypt` without a key; a replica configured without one fails loudly.

@@ -1,3 +1,5 @@
+import type { StoredTraceContext } from '../tracing/job-trace';
+
 /** Where a job is in its life; `GET /api/jobs/:id` and `?status=` use these words. */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -9,6 +11,12 @@ export interface JobPayload {
   readonly body?: Uint8Array;
   /** Encrypt the result (AES-256-GCM) before it is stored. */
   readonly encrypt: boolean;
+  /**
+   * The submit span's trace context, stored with the job when its submission
+   * was traced and sampled: every run continues it (`src/tracing/job-trace.ts`).
+   * Not part of the idempotency fingerprint.
+   */
+  readonly trace?: StoredTraceContext;
 }
 
 /** A finished job's error, as stored: the same code as the synchronous API's, and its detail. */
@@ -55,6 +63,8 @@ export interface JobView {
   readonly progress?: JobProgress;
   readonly result?: JobResult;
   readonly error?: JobError;
+  /** The submitter's trace, when the submission was traced and sampled: every run of the job is in it. */
+  readonly traceId?: string;
   readonly links: { readonly self: string };
 }
 

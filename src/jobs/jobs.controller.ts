@@ -11,13 +11,14 @@ import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import { TaskRegistry } from '../tasks/task-registry';
+import { activeTracing } from '../tracing/tracing';
 import { listJobsQuery } from './dto/list-jobs-query.dto';
 import { submitJobInput } from './dto/submit-job.dto';
 import { fingerprintOf, idempotencyKeyOf } from './idempotency';
 import { EventStreamLimits } from './event-stream-limits';
 import { callerOf } from './job-caller';
 import { jobEventStream, lastEventIdOf } from './job-event-stream';
-import { JobQueue } from './job-queue';
+import { JobQueue, type Submitted } from './job-queue';
 import { presentJob, type PresentedJob } from './job-view.presenter';
 import type { JobPayload } from './job.types';
 
@@ -59,12 +60,27 @@ export class JobsController {
   @ApiBodyFrom(submitJobInput)
   async submit(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
-    const payload = this.readPayload(request);
-    const { job, created } = await this.queue.submit({
-      payload,
-      owner: callerOf(request).id,
-      ...(key === undefined ? {} : { idempotency: { key, fingerprint: fingerprintOf(payload) } }),
-    });
+    const validated = this.readPayload(request);
+    // Tracing off, or the request not sampled: no span, and no context stored with the job (ADR 0048).
+    const submitTrace =
+      request.traceSpan === null
+        ? undefined
+        : activeTracing()?.startJobSubmit(request.traceSpan, validated.task);
+    const payload =
+      submitTrace === undefined ? validated : { ...validated, trace: submitTrace.context };
+    let submitted: Submitted;
+    try {
+      submitted = await this.queue.submit({
+        payload,
+        owner: callerOf(request).id,
+        ...(key === undefined ? {} : { idempotency: { key, fingerprint: fingerprintOf(payload) } }),
+      });
+    } catch (error) {
+      submitTrace?.ended(error instanceof AppError ? error : Errors.internal());
+      throw error;
+    }
+    const { job, created } = submitted;
+    submitTrace?.ended({ jobId: job.id, created });
     // Sent here: the status depends on the answer (202 new, 200 the original of a retry).
     await reply
       .status(created ? 202 : 200)
@@ -96,7 +112,12 @@ export class JobsController {
 
   @Get(':id')
   @HttpBehaviour({ access: Scope.JOBS_READ })
-  @ApiOperation({ summary: "A job's status, attempts, times, progress, and its result or error" })
+  @ApiOperation({
+    summary: "A job's status, attempts, times, progress, and its result or error",
+    description:
+      '`traceId`: the trace of its submission, which every run of the job continues; ' +
+      'present when tracing is on and the submission was sampled.',
+  })
   async get(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
     const job = await this.queue.get(id, callerOf(request));
     if (job === undefined) throw Errors.jobNotFound(id);

@@ -1,5 +1,6 @@
 import {
   defaultTextMapGetter,
+  defaultTextMapSetter,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -36,7 +37,16 @@ import type { AppError } from '../common/app-error';
 import type { AppConfig } from '../config/app-config';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
 import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
-import type { RequestSpan, TaskTrace, TraceIds, Tracing } from './tracing-api';
+import { traceHeadersOf, type StoredTraceContext } from './job-trace';
+import type {
+  JobRunFacts,
+  JobRunTrace,
+  JobSubmitTrace,
+  RequestSpan,
+  TaskTrace,
+  TraceIds,
+  Tracing,
+} from './tracing-api';
 
 type TracingConfig = AppConfig['tracing'];
 
@@ -62,6 +72,8 @@ export class OtelTracing implements Tracing {
 
   constructor(config: TracingConfig) {
     this.resource = resourceFromAttributes({
+      // Which process exported a span: a job's runs may be on another process than its submission.
+      'process.pid': process.pid,
       ...config.resourceAttributes,
       'service.name': config.serviceName,
     });
@@ -110,6 +122,38 @@ export class OtelTracing implements Tracing {
     return new SchedulerSpan(span, inputSize, (records, context) =>
       this.exportThreadSpans(records, context),
     );
+  }
+
+  startJobSubmit(parent: RequestSpan, task: string): JobSubmitTrace | undefined {
+    if (!parent.isRecording()) return undefined;
+    const span = this.tracer.startSpan(
+      `submit ${task}`,
+      { kind: SpanKind.PRODUCER, attributes: { [`${ATTRIBUTE_PREFIX}task.name`]: task } },
+      trace.setSpan(ROOT_CONTEXT, parent),
+    );
+    const carrier: Record<string, string> = {};
+    this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
+    return new JobSubmitSpan(span, JSON.stringify(carrier));
+  }
+
+  startJobRun(context: StoredTraceContext, facts: JobRunFacts): JobRunTrace | undefined {
+    const headers = traceHeadersOf(context);
+    if (headers === undefined) return undefined;
+    // The stored submit span is the parent: the sampler follows the submitter's decision.
+    const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    const span = this.tracer.startSpan(
+      `process ${facts.task}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          [`${ATTRIBUTE_PREFIX}task.name`]: facts.task,
+          [`${ATTRIBUTE_PREFIX}job.id`]: facts.jobId,
+          [`${ATTRIBUTE_PREFIX}job.attempt`]: facts.attempt,
+        },
+      },
+      parent,
+    );
+    return new JobRunSpan(span);
   }
 
   idsOf(span: RequestSpan): TraceIds | undefined {
@@ -231,6 +275,53 @@ class SchedulerSpan implements TaskTrace {
     if (this.records !== undefined) {
       this.exportRecords(withCode(this.records, error), span.spanContext());
     }
+  }
+}
+
+/** `submit {task}`: from the submission's validated payload to the job stored (or refused). */
+class JobSubmitSpan implements JobSubmitTrace {
+  constructor(
+    private readonly span: Span,
+    readonly context: StoredTraceContext,
+  ) {}
+
+  ended(outcome: { readonly jobId: string; readonly created: boolean } | AppError): void {
+    const { span } = this;
+    if ('jobId' in outcome) {
+      span.setAttributes({
+        [`${ATTRIBUTE_PREFIX}job.id`]: outcome.jobId,
+        // false: an idempotent retry, answered with the original job (whose runs continue the original's trace).
+        [`${ATTRIBUTE_PREFIX}job.created`]: outcome.created,
+      });
+    } else {
+      span.setAttributes({
+        'error.type': outcome.code,
+        [`${ATTRIBUTE_PREFIX}error.code`]: outcome.code,
+      });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.detail });
+    }
+    span.end();
+  }
+}
+
+/** `process {task}`: one run of a job, from its claim to how it ended. */
+class JobRunSpan implements JobRunTrace {
+  constructor(readonly span: Span) {}
+
+  ended(
+    outcome: string,
+    error: { readonly code: string; readonly detail: string } | undefined,
+  ): void {
+    const { span } = this;
+    span.setAttribute(`${ATTRIBUTE_PREFIX}job.outcome`, outcome);
+    if (error !== undefined) {
+      span.setAttributes({
+        'error.type': error.code,
+        [`${ATTRIBUTE_PREFIX}error.code`]: error.code,
+      });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.detail });
+    }
+    span.end();
   }
 }
 

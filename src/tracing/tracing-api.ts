@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../common/app-error';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
+import type { StoredTraceContext } from './job-trace';
 
 /** A request's server span: opaque outside this folder, so nothing else depends on the SDK. */
 export type RequestSpan = Span;
@@ -26,6 +27,40 @@ export interface TaskTrace {
 }
 
 /**
+ * A job submission's span (`submit {task}`), child of the request's server
+ * span: the context to store with the job is its own, so every run of the
+ * job is its child (ADR 0048).
+ */
+export interface JobSubmitTrace {
+  readonly context: StoredTraceContext;
+  /** The submission answered: the job's id (an idempotent retry's is the original's), or its error. */
+  ended(outcome: { readonly jobId: string; readonly created: boolean } | AppError): void;
+}
+
+/** Which run of which job a run span is. */
+export interface JobRunFacts {
+  readonly jobId: string;
+  readonly task: string;
+  /** 1 for the first run; a retry or a takeover counts. */
+  readonly attempt: number;
+}
+
+/**
+ * One run of a job (`process {task}`), on whichever process claimed it,
+ * child of the stored submit span; the pool's `schedule` and `run` spans
+ * are its children.
+ */
+export interface JobRunTrace {
+  /** The parent of the task's spans (`WorkerPoolService.run`'s `trace`). */
+  readonly span: RequestSpan;
+  /** The run ended: `outcome` is the job's (succeeded, failed, cancelled, retry), with its error's code. */
+  ended(
+    outcome: string,
+    error: { readonly code: string; readonly detail: string } | undefined,
+  ): void;
+}
+
+/**
  * What corepool traces (docs/observability.md). Present only when
  * OpenTelemetry is configured: the SDK is loaded on start, never imported
  * otherwise, and code on the hot path asks `activeTracing()` and goes on at
@@ -42,6 +77,10 @@ export interface Tracing {
   endRequest(span: RequestSpan, statusCode: number, code: string | undefined): void;
   /** The spans of a task the request runs; undefined when the request is not sampled. */
   startTask(parent: RequestSpan, task: string, inputSize: number): TaskTrace | undefined;
+  /** A job submission's span and the context to store; undefined when the request is not sampled. */
+  startJobSubmit(parent: RequestSpan, task: string): JobSubmitTrace | undefined;
+  /** A run of a job that stored a context; undefined when the stored context is unreadable. */
+  startJobRun(context: StoredTraceContext, facts: JobRunFacts): JobRunTrace | undefined;
   /** The ids of a sampled span; undefined for one that is not recorded. */
   idsOf(span: RequestSpan): TraceIds | undefined;
   /** Exports what is left and stops. */

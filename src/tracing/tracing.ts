@@ -1,7 +1,15 @@
 import type { AppConfig } from '../config/app-config';
 import type { Tracing } from './tracing-api';
 
-export type { RequestSpan, TaskTrace, TraceIds, Tracing } from './tracing-api';
+export type {
+  JobRunFacts,
+  JobRunTrace,
+  JobSubmitTrace,
+  RequestSpan,
+  TaskTrace,
+  TraceIds,
+  Tracing,
+} from './tracing-api';
 
 let active: Tracing | undefined;
 

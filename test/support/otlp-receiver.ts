@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   readonly statusCode: number;
   readonly serviceName: string | undefined;
+  /** The exporting process's resource attributes (`process.pid`, …). */
+  readonly resource: Record<string, string | number | boolean>;
 }
 
 export interface OtlpReceiver {
@@ -101,7 +103,8 @@ function jsonAttributes(list: JsonAttribute[] = []): Record<string, string | num
 
 function fromJson(request: JsonRequest): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
-    const serviceName = jsonAttributes(resourceSpans.resource?.attributes)['service.name'];
+    const resource = jsonAttributes(resourceSpans.resource?.attributes);
+    const serviceName = resource['service.name'];
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
       (scope.spans ?? []).map((span) => ({
         traceId: span.traceId,
@@ -111,6 +114,7 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
         attributes: jsonAttributes(span.attributes),
         statusCode: span.status?.code ?? 0,
         serviceName: serviceName === undefined ? undefined : String(serviceName),
+        resource,
       })),
     );
   });
@@ -187,11 +191,9 @@ function protobufAttributes(list: Fields[]): Record<string, string | number | bo
 /** ExportTraceServiceRequest → ResourceSpans (1) → ScopeSpans (2) → Span (2). */
 function fromProtobuf(body: Buffer): ReceivedSpan[] {
   return messages(decode(body), 1).flatMap((resourceSpans) => {
-    const resource = messages(resourceSpans, 1)[0];
-    const serviceName =
-      resource === undefined
-        ? undefined
-        : protobufAttributes(messages(resource, 1))['service.name'];
+    const message = messages(resourceSpans, 1)[0];
+    const resource = message === undefined ? {} : protobufAttributes(messages(message, 1));
+    const serviceName = resource['service.name'];
     return messages(resourceSpans, 2).flatMap((scope) =>
       messages(scope, 2).map((span) => ({
         traceId: bytesOf(span, 1).toString('hex'),
@@ -202,6 +204,7 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
         // Status { message = 2; code = 3 }.
         statusCode: span.has(15) ? numberOf(decode(bytesOf(span, 15)), 3) : 0,
         serviceName: serviceName === undefined ? undefined : String(serviceName),
+        resource,
       })),
     );
   });

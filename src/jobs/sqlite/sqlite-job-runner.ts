@@ -10,6 +10,7 @@ import {
 import { ErrorCode } from '../../common/error-codes';
 import { ThrottledWarning } from '../../common/throttled-warning';
 import { AppConfig } from '../../config/app-config';
+import { activeTracing } from '../../tracing/tracing';
 import { isRetryable, JobExecutor, toJobError } from '../job-executor.service';
 import { recordJobEnd } from '../job-metrics';
 import { SqliteJobStore, type ClaimedJob, type RunEnding } from './sqlite-job-store';
@@ -158,9 +159,22 @@ export class SqliteJobRunner
   private start(job: ClaimedJob): void {
     const controller = new AbortController();
     this.executing += 1;
+    // A job stored with its submitter's context continues that trace, in whichever run (ADR 0048).
+    const trace =
+      job.payload.trace === undefined
+        ? undefined
+        : activeTracing()?.startJobRun(job.payload.trace, {
+            jobId: job.id,
+            task: job.task,
+            attempt: job.attempts,
+          });
     const ended = this.executor
-      .execute(job.payload, controller.signal, ({ fraction, message }) =>
-        this.background('progress', [job.id, this.leaseOwner, fraction, message]),
+      .execute(
+        job.payload,
+        controller.signal,
+        ({ fraction, message }) =>
+          this.background('progress', [job.id, this.leaseOwner, fraction, message]),
+        trace?.span,
       )
       .then(
         (result): RunEnding => ({ status: 'succeeded', result }),
@@ -179,6 +193,7 @@ export class SqliteJobRunner
         },
       )
       .then((ending) => {
+        trace?.ended(ending.status, 'error' in ending ? ending.error : undefined);
         // The thread is free: the next claim runs in this end's transaction, after it.
         this.executing -= 1;
         const recorded = this.writer.call('finish', [job.id, this.leaseOwner, ending]);

@@ -16,7 +16,8 @@ const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * what takeovers need; a power loss may lose the last transactions), and
  * incremental auto-vacuum so the purge can give freed pages back to the disk,
  * and temporary b-trees in memory.
- * Creating the tables is idempotent: every process runs it at start. The
+ * Creating the tables is idempotent: every process runs it at start, and
+ * brings a store an earlier release made up to date (`MIGRATIONS`). The
  * store's id is written once, by the first process that prepares the file
  * (`newStoreId`); every later one reads it. Returns the store's id.
  */
@@ -34,6 +35,7 @@ export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(SCHEMA);
+    migrate(db);
     db.prepare(
       'INSERT OR IGNORE INTO store_identity (id, store_id, created_at) VALUES (1, ?, ?)',
     ).run(newStoreId, Date.now());
@@ -44,6 +46,25 @@ export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
     db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/**
+ * Changes to the schema since the first release, in order, each applied once
+ * to every store, new or existing: `PRAGMA user_version` counts those a file
+ * has had. Run in the preparation's transaction, so concurrent starts apply
+ * each once. Append only: a store never goes back to an earlier version,
+ * and an earlier release ignores the columns it does not know.
+ */
+const MIGRATIONS: readonly string[] = [
+  // The submitter's trace context, stored when its submission was traced (ADR 0048).
+  'ALTER TABLE jobs ADD COLUMN trace_context TEXT',
+];
+
+function migrate(db: DatabaseSync): void {
+  const version = db.prepare('PRAGMA user_version').get()?.user_version as number;
+  if (version >= MIGRATIONS.length) return;
+  for (const change of MIGRATIONS.slice(version)) db.exec(change);
+  db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
 }
 
 const SCHEMA = `

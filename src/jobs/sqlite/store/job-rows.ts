@@ -8,6 +8,7 @@ import {
   type JobStatus,
   type JobView,
 } from '../../job.types';
+import { traceIdOf } from '../../../tracing/job-trace';
 import type { StoreConnection } from './store-connection';
 
 /** A job's row as the views read it (`VIEW_COLUMNS`). */
@@ -25,10 +26,11 @@ export interface JobRow {
   error: string | null;
   fingerprint: string | null;
   expires_at: number | null;
+  trace_context: string | null;
 }
 
 export const VIEW_COLUMNS =
-  'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at';
+  'id, owner, task, status, attempts, created_at, started_at, finished_at, progress, result, error, fingerprint, expires_at, trace_context';
 
 export function jobRow(
   store: StoreConnection,
@@ -73,6 +75,7 @@ export function toView(row: JobRow): JobView {
     ...(row.error === null || row.status === 'queued' || row.status === 'running'
       ? {}
       : { error: JSON.parse(row.error) as JobError }),
+    ...(row.trace_context === null ? {} : { traceId: traceIdOf(row.trace_context) }),
     links: { self: jobLink(row.id) },
   };
 }

@@ -46,7 +46,8 @@ export function claimRunnable(
                    WHERE status = 'running' AND lease_until < ? AND attempts < max_attempts
                    ORDER BY lease_until LIMIT ${most})
              ) ORDER BY due LIMIT ${most})
-           RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event`,
+           RETURNING id, task, input, body, encrypt, attempts, max_attempts, created_at, last_event,
+             trace_context`,
       )
       .all(now, leaseOwner, now + leaseMs, now, now);
     return rows.map((row) => {
@@ -63,6 +64,7 @@ export function claimRunnable(
 
 function toClaimed(row: Record<string, unknown>): ClaimedJob {
   const body = row.body as Uint8Array | null;
+  const trace = row.trace_context as string | null;
   return {
     id: row.id as string,
     task: row.task as string,
@@ -74,6 +76,7 @@ function toClaimed(row: Record<string, unknown>): ClaimedJob {
       input: JSON.parse(row.input as string) as object,
       encrypt: row.encrypt === 1,
       ...(body === null ? {} : { body }),
+      ...(trace === null ? {} : { trace }),
     },
   };
 }

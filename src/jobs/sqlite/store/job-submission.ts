@@ -30,8 +30,8 @@ export function insertJob(
     store
       .statement(
         `INSERT INTO jobs (id, owner, task, input, body, encrypt, status, max_attempts, created_at,
-             run_after, idempotency_key, fingerprint, bytes, last_event)
-           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1)`,
+             run_after, idempotency_key, fingerprint, bytes, last_event, trace_context)
+           VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, 1, ?)`,
       )
       .run(
         id,
@@ -46,6 +46,7 @@ export function insertJob(
         idempotency?.key ?? null,
         idempotency?.fingerprint ?? null,
         bytes,
+        payload.trace ?? null,
       );
     addEvent(store, id, 1, { type: 'status', status: 'queued', at: iso(now) as string });
     const job = jobRow(store, `SELECT ${VIEW_COLUMNS} FROM jobs WHERE id = ?`, id) as JobRow;
