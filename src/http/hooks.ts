@@ -22,7 +22,7 @@ import { problemCodeOf } from './problem-details.filter';
 import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
 import { requestSpanStarter } from './request-tracing';
-import type { Tracing } from '../tracing/tracing';
+import type { TraceIds, Tracing } from '../tracing/tracing';
 import { compileRouteProfile } from './route-behaviour';
 
 /** Where each answered request is reported (HttpMetricsService). */
@@ -33,6 +33,8 @@ export interface ResponseRecorder {
     statusCode: number;
     seconds: number;
     code: string | undefined;
+    /** A sampled request's trace: its latency bucket links to it. */
+    trace?: TraceIds | undefined;
   }): void;
 }
 
@@ -170,24 +172,44 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     done(null, payload);
   });
 
+  if (tracing === undefined) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      responses.record({
+        method: request.method,
+        route: routeOf(request),
+        statusCode: reply.statusCode,
+        seconds: reply.elapsedTime / 1000,
+        code: problemCodeOf(reply),
+      });
+      done();
+    });
+  } else {
+    endSpansOnResponse(fastify, tracing, responses);
+  }
+}
+
+/**
+ * With tracing on, one `onResponse` hook records the response, with its trace when it is
+ * sampled (the latency bucket's exemplar), and ends the server span; the server span
+ * also ends when its client leaves before a response.
+ */
+function endSpansOnResponse(
+  fastify: FastifyInstance,
+  tracing: Tracing,
+  responses: ResponseRecorder,
+): void {
   fastify.addHook('onResponse', (request, reply, done) => {
+    const span = request.traceSpan;
+    const code = problemCodeOf(reply);
     responses.record({
       method: request.method,
       route: routeOf(request),
       statusCode: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
-      code: problemCodeOf(reply),
+      code,
+      trace: span ? tracing.idsOf(span) : undefined,
     });
-    done();
-  });
-  if (tracing !== undefined) endSpansOnResponse(fastify, tracing);
-}
-
-/** The server span ends with the response, or when its client leaves before one. */
-function endSpansOnResponse(fastify: FastifyInstance, tracing: Tracing): void {
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const span = request.traceSpan;
-    if (span) tracing.endRequest(span, reply.statusCode, problemCodeOf(reply));
+    if (span) tracing.endRequest(span, reply.statusCode, code);
     done();
   });
   fastify.addHook('onRequestAbort', (request, done) => {
