@@ -96,7 +96,8 @@ export interface HookParticipants {
  *    to move it (ADR 0018), so the client reconnects — to another process,
  *    or to this one's replacement.
  * 7. `onResponse`: duration and error metrics by route template and problem code;
- *    with tracing on, the server span ends (or on `onRequestAbort`, when the client left).
+ *    with tracing on, a sampled request's duration keeps its trace as the bucket's
+ *    exemplar, and the server span ends (or when the client left first: `request-tracing.ts`).
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -190,8 +191,8 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
 
 /**
  * With tracing on, one `onResponse` hook records the response, with its trace when it is
- * sampled (the latency bucket's exemplar), and ends the server span; the server span
- * also ends when its client leaves before a response.
+ * sampled (the latency bucket's exemplar), and ends the server span. A sampled request whose
+ * client leaves before its response ends its span itself (`request-tracing.ts`).
  */
 function endSpansOnResponse(
   fastify: FastifyInstance,
@@ -210,12 +211,6 @@ function endSpansOnResponse(
       trace: span ? tracing.idsOf(span) : undefined,
     });
     if (span) tracing.endRequest(span, reply.statusCode, code);
-    done();
-  });
-  fastify.addHook('onRequestAbort', (request, done) => {
-    const span = request.traceSpan;
-    // 499, nginx's "client closed request": the usual status of a request whose client left first.
-    if (span) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
     done();
   });
 }
