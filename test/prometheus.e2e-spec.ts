@@ -4,6 +4,9 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { get, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { startOtlpReceiver, type OtlpReceiver } from './support/otlp-receiver';
+import { waitUntil } from './support/poll';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { withBoolComparisons } from './support/promql';
@@ -19,6 +22,14 @@ const RULES = join(DEPLOY, 'prometheus/rules.yml');
 const RULES_TEST = join(DEPLOY, 'prometheus/rules.test.yml');
 const DASHBOARD = join(DEPLOY, 'grafana/corepool-dashboard.json');
 const COMPOSE_PROMETHEUS = join(DEPLOY, 'compose/prometheus.yml');
+const COMPOSE = join(DEPLOY, 'compose/compose.yaml');
+const COMPOSE_DATASOURCES = join(DEPLOY, 'compose/grafana/provisioning/datasources/prometheus.yml');
+/** The dashboard's latency histograms: their panels show exemplars, links to traces. */
+const TRACED_HISTOGRAMS = [
+  'http_request_duration_seconds_bucket',
+  'compute_task_wait_seconds_bucket',
+  'compute_task_run_seconds_bucket',
+];
 const OUTCOMES = ['success', 'failed', 'timeout', 'rejected', 'cancelled', 'crashed'];
 /** What the dashboard's variables stand for while the test evaluates its queries. */
 const DASHBOARD_VARIABLES: Record<string, string> = {
@@ -41,7 +52,7 @@ interface Panel {
   type: string;
   title: string;
   datasource?: { uid?: string };
-  targets?: Array<{ expr: string; datasource?: { uid?: string } }>;
+  targets?: Array<{ expr: string; exemplar?: boolean; datasource?: { uid?: string } }>;
 }
 interface Dashboard {
   panels: Panel[];
@@ -75,6 +86,7 @@ function dashboardQueries(): Array<{ where: string; expr: string }> {
 
 describe('Metrics against a real Prometheus', () => {
   let service: ServiceProcess;
+  let receiver: OtlpReceiver;
   let prometheus: ChildProcess;
   let prometheusUrl: string;
   let workDir: string;
@@ -95,7 +107,12 @@ describe('Metrics against a real Prometheus', () => {
         throw new Error(`${tool} is not installed (apt-get install prometheus; .ci/run does)`);
       }
     }
+    // Tracing on, every request sampled: Prometheus scrapes OpenMetrics with exemplars.
+    receiver = await startOtlpReceiver();
     service = await startService({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
       CLUSTER_PROCESSES: '2',
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '1',
@@ -125,6 +142,7 @@ describe('Metrics against a real Prometheus', () => {
         `--storage.tsdb.path=${join(workDir, 'data')}`,
         `--web.listen-address=127.0.0.1:${port}`,
         '--log.level=warn',
+        '--enable-feature=exemplar-storage',
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
@@ -149,11 +167,15 @@ describe('Metrics against a real Prometheus', () => {
       await once(prometheus, 'exit');
     }
     await service?.stop();
+    await receiver?.close();
     if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
   });
 
   it('passes promtool check metrics on the /metrics output', async () => {
-    const text = await (await fetch(`${service.url}/metrics`)).text();
+    // promtool reads Prometheus's text format; Prometheus itself scrapes OpenMetrics below.
+    const text = await (
+      await fetch(`${service.url}/metrics`, { headers: { accept: 'text/plain' } })
+    ).text();
     expect(text).toContain('compute_tasks_total');
     const result = promtool(['check', 'metrics'], text);
     expect(result).toEqual({ status: 0, output: '' });
@@ -190,6 +212,84 @@ describe('Metrics against a real Prometheus', () => {
       });
       for (const target of panel.targets ?? []) {
         expect(target.datasource?.uid).toBe('${DS_PROMETHEUS}');
+      }
+    }
+  });
+
+  it('links the latency panels to traces: exemplars on, and a trace data source to open them in', () => {
+    const latencyTargets = dashboard.panels.flatMap((panel) =>
+      (panel.targets ?? [])
+        .filter((target) => TRACED_HISTOGRAMS.some((name) => target.expr.includes(name)))
+        .map((target) => ({ panel: panel.title, expr: target.expr, exemplar: target.exemplar })),
+    );
+    expect(latencyTargets.length).toBeGreaterThanOrEqual(TRACED_HISTOGRAMS.length);
+    for (const target of latencyTargets) expect(target).toMatchObject({ exemplar: true });
+
+    // Grafana's compose provisioning: the Prometheus data source sends `trace_id` to Jaeger,
+    // which the compose file runs, and its Prometheus keeps exemplars.
+    const { datasources } = parse(readFileSync(COMPOSE_DATASOURCES, 'utf8')) as {
+      datasources: Array<{
+        uid: string;
+        type: string;
+        jsonData?: { exemplarTraceIdDestinations?: Array<{ name: string; datasourceUid: string }> };
+      }>;
+    };
+    const prometheusSource = datasources.find((source) => source.type === 'prometheus');
+    const destinations = prometheusSource?.jsonData?.exemplarTraceIdDestinations ?? [];
+    expect(destinations.map((destination) => destination.name)).toEqual(['trace_id']);
+    const traces = datasources.find((source) => source.uid === destinations[0]!.datasourceUid);
+    expect(traces?.type).toBe('jaeger');
+    const compose = parse(readFileSync(COMPOSE, 'utf8')) as {
+      services: Record<string, { command?: string[] }>;
+    };
+    expect(compose.services.jaeger).toBeDefined();
+    expect(compose.services.prometheus?.command).toContain('--enable-feature=exemplar-storage');
+  });
+
+  it("stores the cluster's exemplars, each naming a trace the exporter received", async () => {
+    const traceIds = Array.from({ length: 4 }, () => crypto.randomUUID().replaceAll('-', ''));
+    for (const traceId of traceIds) {
+      const response = await fetch(`${service.url}/api/tasks/thread-id`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          connection: 'close',
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        },
+        body: '{}',
+      });
+      expect(response.status).toBe(200);
+    }
+    const exemplarTraces = async (metric: string) => {
+      const now = Date.now() / 1000;
+      const url = `${prometheusUrl}/api/v1/query_exemplars?query=${encodeURIComponent(
+        `${metric}{job="corepool"}`,
+      )}&start=${now - 300}&end=${now + 60}`;
+      const answer = (await (await fetch(url)).json()) as {
+        data?: Array<{ exemplars: Array<{ labels: Record<string, string> }> }>;
+      };
+      return (answer.data ?? []).flatMap((series) =>
+        series.exemplars.map((exemplar) => exemplar.labels.trace_id),
+      );
+    };
+    for (const metric of [
+      'http_request_duration_seconds_bucket',
+      'compute_task_run_seconds_bucket',
+    ]) {
+      let found: Array<string | undefined> = [];
+      for (let i = 0; i < 150; i++) {
+        found = await exemplarTraces(metric);
+        if (found.some((traceId) => traceIds.includes(traceId!))) break;
+        await sleep(200);
+      }
+      expect({ metric, linked: found.some((traceId) => traceIds.includes(traceId!)) }).toEqual({
+        metric,
+        linked: true,
+      });
+      for (const traceId of found.filter((id) => traceIds.includes(id!))) {
+        await waitUntil(`the exporter to receive trace ${traceId}`, () =>
+          receiver.spans.some((span) => span.traceId === traceId),
+        );
       }
     }
   });

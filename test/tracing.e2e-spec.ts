@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { startApp, postJson } from './support/http-app';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { waitUntil } from './support/poll';
@@ -123,6 +124,32 @@ describe('Tracing with OTLP over http/json (real process, real threads)', () => 
     expect(response.status).toBe(200);
     const server = await spanNamed(receiver, traceId, 'GET /health/live');
     expect(server.attributes['http.response.status_code']).toBe(200);
+  });
+
+  it('ends the server span of a request whose client left first with 499 CLIENT_CLOSED_REQUEST', async () => {
+    const traceId = randomTraceId();
+    const body = JSON.stringify({ ms: 5_000 });
+    const leaving = request(`${running.url}/api/tasks/sleep`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        traceparent: traceparent(traceId),
+      },
+    });
+    leaving.on('error', () => undefined);
+    leaving.end(body);
+    // The task runs on a thread once the service has the whole request: then the client leaves.
+    await waitUntil('the sleep task to run', async () => {
+      const text = await (await fetch(`${running.url}/metrics`)).text();
+      return /^compute_pool_utilization(\{[^}]*\})? (0\.[1-9]|1)/m.test(text);
+    });
+    leaving.destroy();
+    const server = await spanNamed(receiver, traceId, 'POST /api/tasks/:name');
+    expect(server.attributes).toMatchObject({
+      'http.response.status_code': 499,
+      'corepool.error.code': 'CLIENT_CLOSED_REQUEST',
+    });
   });
 
   it('starts a new trace for a request without a traceparent', async () => {

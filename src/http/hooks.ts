@@ -22,7 +22,7 @@ import { problemCodeOf } from './problem-details.filter';
 import { routeOf } from './request-context';
 import { decorateRequestState } from './request-state';
 import { requestSpanStarter } from './request-tracing';
-import type { Tracing } from '../tracing/tracing';
+import type { TraceIds, Tracing } from '../tracing/tracing';
 import { compileRouteProfile } from './route-behaviour';
 
 /** Where each answered request is reported (HttpMetricsService). */
@@ -33,6 +33,8 @@ export interface ResponseRecorder {
     statusCode: number;
     seconds: number;
     code: string | undefined;
+    /** A sampled request's trace: its latency bucket links to it. */
+    trace?: TraceIds | undefined;
   }): void;
 }
 
@@ -94,7 +96,8 @@ export interface HookParticipants {
  *    to move it (ADR 0018), so the client reconnects — to another process,
  *    or to this one's replacement.
  * 7. `onResponse`: duration and error metrics by route template and problem code;
- *    with tracing on, the server span ends (or on `onRequestAbort`, when the client left).
+ *    with tracing on, a sampled request's duration keeps its trace as the bucket's
+ *    exemplar, and the server span ends (or when the client left first: `request-tracing.ts`).
  *
  * The access log is Fastify's `logController` (logging/access-log.ts), which
  * reads the route's `accessLog` declaration; errors become problem+json in
@@ -170,30 +173,44 @@ export function registerHooks(fastify: FastifyInstance, participants: HookPartic
     done(null, payload);
   });
 
+  if (tracing === undefined) {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      responses.record({
+        method: request.method,
+        route: routeOf(request),
+        statusCode: reply.statusCode,
+        seconds: reply.elapsedTime / 1000,
+        code: problemCodeOf(reply),
+      });
+      done();
+    });
+  } else {
+    endSpansOnResponse(fastify, tracing, responses);
+  }
+}
+
+/**
+ * With tracing on, one `onResponse` hook records the response, with its trace when it is
+ * sampled (the latency bucket's exemplar), and ends the server span. A sampled request whose
+ * client leaves before its response ends its span itself (`request-tracing.ts`).
+ */
+function endSpansOnResponse(
+  fastify: FastifyInstance,
+  tracing: Tracing,
+  responses: ResponseRecorder,
+): void {
   fastify.addHook('onResponse', (request, reply, done) => {
+    const span = request.traceSpan;
+    const code = problemCodeOf(reply);
     responses.record({
       method: request.method,
       route: routeOf(request),
       statusCode: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
-      code: problemCodeOf(reply),
+      code,
+      trace: span ? tracing.idsOf(span) : undefined,
     });
-    done();
-  });
-  if (tracing !== undefined) endSpansOnResponse(fastify, tracing);
-}
-
-/** The server span ends with the response, or when its client leaves before one. */
-function endSpansOnResponse(fastify: FastifyInstance, tracing: Tracing): void {
-  fastify.addHook('onResponse', (request, reply, done) => {
-    const span = request.traceSpan;
-    if (span) tracing.endRequest(span, reply.statusCode, problemCodeOf(reply));
-    done();
-  });
-  fastify.addHook('onRequestAbort', (request, done) => {
-    const span = request.traceSpan;
-    // 499, nginx's "client closed request": the usual status of a request whose client left first.
-    if (span) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
+    if (span) tracing.endRequest(span, reply.statusCode, code);
     done();
   });
 }

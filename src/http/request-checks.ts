@@ -37,7 +37,7 @@ export interface RequestCheckParticipants {
   /** Requests per second per client on the operator routes (`OPERATOR_REQUESTS_PER_SECOND`). */
   readonly operatorLimit?: OperatorLimit;
   /** Begins the request's server span, when tracing is on (`request-tracing.ts`). */
-  readonly startSpan?: (request: FastifyRequest) => void;
+  readonly startSpan?: (request: FastifyRequest, reply: FastifyReply) => void;
 }
 
 type Done = (error?: Error) => void;
@@ -98,7 +98,7 @@ export function requestChecks(participants: RequestCheckParticipants) {
 
   return (request: FastifyRequest, reply: FastifyReply, done: Done): void => {
     stampRequest(request, reply);
-    startSpan?.(request);
+    startSpan?.(request, reply);
     const profile = routeProfileOf(request);
     const onAdminPort = admin?.carries(request.raw) === true;
     if (admin !== undefined && profile.admin !== onAdminPort) {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { activeTracing, type RequestSpan, type TraceIds, type Tracing } from '../tracing/tracing';
 import { routeOf } from './request-context';
 
@@ -12,19 +12,33 @@ declare module 'fastify' {
 /**
  * The `onRequest` checks' step that begins a request's server span
  * (`request-checks.ts`): every request gets one, the routes Fastify calls
- * directly included. It ends in `onResponse`, or in `onRequestAbort` when
- * the client leaves (hooks.ts); those hooks exist only when tracing is on.
+ * directly included. It ends in `onResponse` (hooks.ts, a hook that exists
+ * only when tracing is on), or when a sampled request's client leaves first.
  */
-export function requestSpanStarter(tracing: Tracing): (request: FastifyRequest) => void {
-  return (request) => {
+export function requestSpanStarter(
+  tracing: Tracing,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  return (request, reply) => {
     const { url } = request;
     const query = url.indexOf('?');
-    request.traceSpan = tracing.startRequest(
+    const span = tracing.startRequest(
       request.method,
       routeOf(request),
       request.headers,
       query === -1 ? url : url.slice(0, query),
     );
+    request.traceSpan = span;
+    // A client that leaves first ends the span here, for a sampled request only: Fastify's
+    // `onRequestAbort` hook would add a listener and a closure to every request, sampled or
+    // not (profiled: docs/adr/0048-the-thread-records-its-spans-the-main-thread-exports-them.md).
+    // The response's `close` without `finish` is a connection that closed before the answer.
+    if (span.isRecording()) {
+      const response = reply.raw;
+      response.once('close', () => {
+        // 499, nginx's "client closed request": the usual status of a request whose client left first.
+        if (!response.writableFinished) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
+      });
+    }
   };
 }
 

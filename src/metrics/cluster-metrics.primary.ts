@@ -9,6 +9,7 @@ import {
   type ScrapeResult,
 } from './cluster-metrics.protocol';
 import { aggregateSnapshots, lastingPart } from './cluster-snapshots';
+import type { ExpositionFormat } from './exposition';
 import { sharedCollection } from '../common/shared-collection';
 
 const ignore = () => undefined;
@@ -25,8 +26,8 @@ interface Collection {
 }
 
 export interface ClusterMetrics {
-  /** Every process's metrics, aggregated, as Prometheus text. Never waits past the timeout. */
-  collect(): Promise<string>;
+  /** Every process's metrics, aggregated, as text of the format. Never waits past the timeout. */
+  collect(format?: ExpositionFormat): Promise<string>;
   /** Removes the cluster listeners. */
   stop(): void;
 }
@@ -34,7 +35,8 @@ export interface ClusterMetrics {
 /**
  * The primary's side of "one scrape, whole cluster". A worker that receives
  * `GET /metrics` asks the primary; the primary asks every worker for its
- * registry, merges them with prom-client's aggregation and sends the text back.
+ * registry, merges them with prom-client's aggregation and sends the text back,
+ * in the format the scraper asked for (with exemplars in OpenMetrics).
  *
  * - A process that does not answer within `timeoutMs` is left out of that
  *   scrape and counted in `compute_metrics_collection_failures_total`; its
@@ -77,7 +79,7 @@ export function startClusterMetrics({
     if (collection.waiting.size === 0) collection.finish();
   };
 
-  const collectOnce = () =>
+  const collectOnce = (format: ExpositionFormat) =>
     new Promise<string>((resolve, reject) => {
       collectionCount.inc();
       const id = nextId++;
@@ -99,7 +101,7 @@ export function startClusterMetrics({
         const inputs = [...answers.values(), ...silent, ...retired];
         registry
           .getMetricsAsJSON()
-          .then((own) => aggregateSnapshots([...inputs, own]).metrics())
+          .then((own) => aggregateSnapshots([...inputs, own], format).metrics())
           .then(resolve, reject);
       };
       const timer = setTimeout(finish, timeoutMs);
@@ -113,8 +115,12 @@ export function startClusterMetrics({
       if (waiting.size === 0) finish();
     });
 
-  // Scrapes that reach several processes at once share one round of every process.
-  const collect = sharedCollection(collectOnce, cacheMs);
+  // Scrapes that reach several processes at once share one round of every process (per format).
+  const byFormat = {
+    prometheus: sharedCollection(() => collectOnce('prometheus'), cacheMs),
+    openmetrics: sharedCollection(() => collectOnce('openmetrics'), cacheMs),
+  };
+  const collect = (format: ExpositionFormat = 'prometheus') => byFormat[format]();
   const onMessage = (worker: Worker, message: unknown) => {
     if (isCollectResult(message)) {
       answered(message.id, worker.id, message.error === undefined ? message.metrics : undefined);
@@ -127,7 +133,7 @@ export function startClusterMetrics({
       // the failed send would be an 'error' event that ends the primary.
       worker.send({ type: 'corepool:metrics:scrape-result', id: message.id, ...result }, ignore);
     };
-    collect().then(
+    collect(message.format).then(
       (text) => reply({ text }),
       (error: unknown) => reply({ error: String(error) }),
     );

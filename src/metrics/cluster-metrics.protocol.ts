@@ -3,6 +3,7 @@
 // here, so the primary stays light.
 
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { ExpositionFormat } from './exposition';
 
 /** A process's registry, as `Registry.getMetricsAsJSON()` gives it. */
 export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
@@ -11,9 +12,11 @@ export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 export interface ScrapeRequest {
   readonly type: 'corepool:metrics:scrape';
   readonly id: number;
+  /** The format the scraper asked for; Prometheus's text when absent. */
+  readonly format?: ExpositionFormat;
 }
 
-/** Primary → worker: the aggregated Prometheus text, or why there is none. */
+/** Primary → worker: the aggregated text, or why there is none. */
 export interface ScrapeResult {
   readonly type: 'corepool:metrics:scrape-result';
   readonly id: number;

@@ -10,6 +10,8 @@ import {
   type CollectResult,
   type ScrapeRequest,
 } from './cluster-metrics.protocol';
+import { renderAlone } from './cluster-snapshots';
+import type { ExpositionFormat } from './exposition';
 import { freshMetric } from './metric-registry';
 import { sharedCollection } from '../common/shared-collection';
 
@@ -43,11 +45,19 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
         aggregator: 'sum',
       }),
   );
-  /** Concurrent scrapes share one collection, and its answer for METRICS_CACHE_MS (shared-collection.ts). */
-  readonly scrape: () => Promise<string>;
+  /** Concurrent scrapes of a format share one collection, and its answer for METRICS_CACHE_MS (shared-collection.ts). */
+  private readonly byFormat: Readonly<Record<ExpositionFormat, () => Promise<string>>>;
 
   constructor(config: AppConfig) {
-    this.scrape = sharedCollection(() => this.collect(), config.metrics.cacheMs);
+    this.byFormat = {
+      prometheus: sharedCollection(() => this.collect('prometheus'), config.metrics.cacheMs),
+      openmetrics: sharedCollection(() => this.collect('openmetrics'), config.metrics.cacheMs),
+    };
+  }
+
+  /** The whole service's metrics as text of the format (exemplars only in OpenMetrics). */
+  scrape(format: ExpositionFormat = 'prometheus'): Promise<string> {
+    return this.byFormat[format]();
   }
   private readonly onMessage = (message: unknown) => {
     if (isCollectRequest(message)) this.handOver(message.id);
@@ -71,11 +81,15 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
     this.pending.clear();
   }
 
-  /** Prometheus text for the whole service: every cluster process, or this one alone. */
-  private async collect(): Promise<string> {
+  /** The text for the whole service: every cluster process, or this one alone. */
+  private async collect(format: ExpositionFormat): Promise<string> {
     if (!cluster.isWorker) {
       this.collections.inc();
-      return register.metrics();
+      // prom-client's registry renames its counters to render OpenMetrics: the default
+      // registry is rendered from a copy in that format.
+      return format === 'prometheus'
+        ? register.metrics()
+        : renderAlone(await register.getMetricsAsJSON(), format);
     }
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
@@ -93,7 +107,7 @@ export class ClusterScrapeService implements OnModuleInit, OnModuleDestroy {
           reject(error);
         },
       });
-      const request: ScrapeRequest = { type: 'corepool:metrics:scrape', id };
+      const request: ScrapeRequest = { type: 'corepool:metrics:scrape', id, format };
       // A failed send shows as the timeout above.
       process.send?.(request, undefined, undefined, ignore);
     });

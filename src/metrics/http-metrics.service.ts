@@ -16,6 +16,8 @@ export interface ResponseSample {
   readonly seconds: number;
   /** The problem code of an error response, if it was a problem. */
   readonly code: string | undefined;
+  /** The request's trace and server span, when tracing is on and it is sampled. */
+  readonly trace?: { readonly traceId: string; readonly spanId: string } | undefined;
 }
 
 /**
@@ -43,7 +45,18 @@ export class HttpMetricsService {
   );
   record(sample: ResponseSample): void {
     const { method, route, statusCode } = sample;
-    this.duration.observe(method, route, statusCode, sample.seconds);
+    const { trace } = sample;
+    if (trace === undefined) this.duration.observe(method, route, statusCode, sample.seconds);
+    else {
+      this.duration.observeTraced(
+        method,
+        route,
+        statusCode,
+        sample.seconds,
+        trace.traceId,
+        trace.spanId,
+      );
+    }
     if (statusCode >= 400) {
       this.errors.inc({
         method,

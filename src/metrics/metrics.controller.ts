@@ -2,12 +2,12 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { FastifyReply } from 'fastify';
-import { register } from 'prom-client';
 import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { ClusterScrapeService } from './cluster-scrape.service';
+import { CONTENT_TYPES, formatAccepted } from './exposition';
 
-/** `GET /metrics`: the whole cluster in one scrape. */
+/** `GET /metrics`: the whole cluster in one scrape, in Prometheus's text format or OpenMetrics. */
 @ApiTags('metrics')
 @Controller('metrics')
 export class MetricsController extends PrometheusController {
@@ -22,8 +22,10 @@ export class MetricsController extends PrometheusController {
   @HttpBehaviour({ accessLog: false, access: Scope.ADMIN, admin: true })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
-    const text = await this.cluster.scrape();
-    void reply.header('content-type', register.contentType);
+    // OpenMetrics when the scraper asks for it: its histograms carry trace exemplars.
+    const format = formatAccepted(reply.request.headers.accept);
+    const text = await this.cluster.scrape(format);
+    void reply.header('content-type', CONTENT_TYPES[format]);
     return text;
   }
 }

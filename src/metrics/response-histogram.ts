@@ -16,6 +16,18 @@ export class ResponseHistogram extends LabelledHistogram<'method' | 'route' | 's
     this.seriesOf(method, route, statusCode).observe(seconds);
   }
 
+  /** A sampled request's response: its bucket keeps the trace as its exemplar. */
+  observeTraced(
+    method: string,
+    route: string,
+    statusCode: number,
+    seconds: number,
+    traceId: string,
+    spanId: string,
+  ): void {
+    this.seriesOf(method, route, statusCode).observeTraced(seconds, traceId, spanId);
+  }
+
   private seriesOf(method: string, route: string, statusCode: number): HistogramSeries {
     let byRoute = this.byMethod.get(method);
     if (byRoute === undefined) {

@@ -63,11 +63,17 @@ export class TaskMetricsService implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleInit(): void {
-    this.unsubscribe = this.pool.onSettled(({ task, outcome, waitMs, runMs }) => {
+    this.unsubscribe = this.pool.onSettled(({ task, outcome, waitMs, runMs, traceId, spanId }) => {
       const series = this.seriesOf(task);
       series.outcomes[outcome].inc();
-      if (waitMs !== undefined) series.waitSeconds.observe(waitMs / 1000);
-      if (runMs !== undefined) series.runSeconds.observe(runMs / 1000);
+      if (traceId === undefined || spanId === undefined) {
+        if (waitMs !== undefined) series.waitSeconds.observe(waitMs / 1000);
+        if (runMs !== undefined) series.runSeconds.observe(runMs / 1000);
+        return;
+      }
+      // A sampled task: its buckets link to its trace (exemplars, in OpenMetrics).
+      if (waitMs !== undefined) series.waitSeconds.observeTraced(waitMs / 1000, traceId, spanId);
+      if (runMs !== undefined) series.runSeconds.observeTraced(runMs / 1000, traceId, spanId);
     });
   }
 
