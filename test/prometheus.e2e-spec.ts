@@ -10,7 +10,6 @@ import { waitUntil } from './support/poll';
 import { freePort, startService, type ServiceProcess } from './support/service-process';
 import { parseMetrics, sumOf } from './support/metrics-text';
 import { withBoolComparisons } from './support/promql';
-import { waitUntil } from './support/poll';
 
 // A real Prometheus (Debian's `prometheus` package; .ci/run installs it)
 // scrapes a real corepool cluster. Without the binaries this test fails: it
