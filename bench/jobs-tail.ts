@@ -249,7 +249,7 @@ function clusterSched(primary: number): Map<number, number[]> {
   const result = new Map<number, number[]>();
   for (const pid of children) {
     const totals = [0, 0, 0, 0, 0, 0];
-    let tids: string[] = [];
+    let tids: string[];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
     } catch {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { SchemaObject } from '@nestjs/swagger';
 import { compileInput } from '../common/validation';
 import { publishedSchema } from '../http/openapi';
 import { TaskRegistry } from '../tasks/task-registry';

@@ -158,7 +158,7 @@ export async function launchProcess(options: LaunchOptions = {}): Promise<Servic
   } catch (error) {
     await service.stop();
     const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`${label}: ${reason}:\n${lines.join('\n')}`);
+    throw new Error(`${label}: ${reason}:\n${lines.join('\n')}`, { cause: error });
   }
   return service;
 
