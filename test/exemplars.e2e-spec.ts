@@ -63,7 +63,7 @@ describe.each([
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     service = await startService({
-      CLUSTER_WORKERS: workers,
+      CLUSTER_PROCESSES: workers,
       POOL_THREADS: '1',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -142,7 +142,7 @@ describe.each([
 describe('Exemplars with tracing off (real process)', () => {
   let service: ServiceProcess;
   beforeAll(async () => {
-    service = await startService({ CLUSTER_WORKERS: '1', POOL_THREADS: '1' });
+    service = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1' });
   });
   afterAll(() => service?.stop());
 

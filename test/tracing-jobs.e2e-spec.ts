@@ -79,7 +79,7 @@ describe.each(backends)(
       beforeAll(async () => {
         cluster = await traced({
           ...backendEnv(),
-          CLUSTER_WORKERS: '2',
+          CLUSTER_PROCESSES: '2',
           JOBS_ATTEMPTS: '2',
           JOBS_BACKOFF_MS: '100',
         });
@@ -171,7 +171,7 @@ describe.each(backends)(
     it('keeps the trace when the job is taken over after its process was killed (kill -9)', async () => {
       const env = {
         ...backendEnv(),
-        CLUSTER_WORKERS: '1',
+        CLUSTER_PROCESSES: '1',
         // Short leases, so that the killed process's job is taken over within seconds.
         JOBS_LOCK_DURATION_MS: '2000',
         JOBS_POLL_INTERVAL_MS: '100',
