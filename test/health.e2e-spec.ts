@@ -42,6 +42,9 @@ describe('readiness by default: can serve, not busy (real server, real threads)'
       POOL_THREADS: '1',
       TASK_TIMEOUT_MS: '60000',
       READY_PROGRESS_TIMEOUT_MS: '1000',
+      // The app runs in jest's own process, whose event loop a loaded machine
+      // delays: that check has its own test below, not this one.
+      READY_MAX_EVENT_LOOP_DELAY_MS: '60000',
     });
   });
   afterAll(() => service.close());
@@ -112,6 +115,7 @@ describe('health probes with READY_QUEUE_HIGH_WATER set (real server, real threa
       POOL_THREADS: '1',
       POOL_MAX_QUEUE: '6',
       READY_QUEUE_HIGH_WATER: '0.5',
+      READY_MAX_EVENT_LOOP_DELAY_MS: '60000',
     });
   });
   afterAll(() => service.close());
