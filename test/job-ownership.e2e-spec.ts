@@ -42,8 +42,12 @@ describe('job ownership with API keys across two processes', () => {
       method: 'POST',
       body: JSON.stringify({ task: 'factorial', input: { n: 20 } }),
     });
-    expect(submitted.status).toBe(202);
-    const { id } = await json(submitted);
+    const answer = await json(submitted);
+    // A refusal's problem body comes with its status, so that the failure says why.
+    expect({ http: submitted.status, ...(submitted.status === 202 ? {} : answer) }).toEqual({
+      http: 202,
+    });
+    const { id } = answer;
 
     // Any process answers the owner (the store is shared): ten reads, ten answers.
     for (let i = 0; i < 10; i++) {

@@ -16,15 +16,15 @@ const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
  * what takeovers need; a power loss may lose the last transactions), and
  * incremental auto-vacuum so the purge can give freed pages back to the disk,
  * and temporary b-trees in memory.
- * Creating the tables is idempotent: every process runs it at start, and
- * brings a store an earlier release made up to date (`MIGRATIONS`). The
- * store's id is written once, by the first process that prepares the file
- * (`newStoreId`); every later one reads it. Returns the store's id.
+ * Creating the tables is idempotent: the first process to open a file
+ * creates them, and one that finds a store an earlier release made brings it
+ * up to date (`MIGRATIONS`, the only way a later release changes the schema).
+ * The store's id is written once, by the first process that prepares the file
+ * (`newStoreId`); every later one reads it. A file already prepared is opened
+ * without the write lock: a process starting or respawning never makes
+ * another's writes wait. Returns the store's id.
  */
 export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
-  // Only takes effect on a new file (before the first table), which is when it matters.
-  db.exec('PRAGMA auto_vacuum = INCREMENTAL');
-  db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
   // Checkpoints run on a thread of their own (`wal-checkpointer.ts`), never inside a request's commit.
@@ -32,6 +32,12 @@ export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
   // A claim's `IN (…)` and `ORDER BY` go through temporary b-trees, of a few rows: in a temporary
   // file's pager (the default) they made a claim several times slower than in memory (ADR 0030).
   db.exec('PRAGMA temp_store = MEMORY');
+  const prepared = preparedStoreId(db);
+  if (prepared !== undefined) return prepared;
+  // Kept in the file. Setting auto_vacuum takes the write lock, and only takes effect on a new
+  // file (before the first table), which is when it matters.
+  db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+  db.exec('PRAGMA journal_mode = WAL');
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(SCHEMA);
@@ -46,6 +52,19 @@ export function prepareDatabase(db: DatabaseSync, newStoreId: string): string {
     db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** The store's id when the file has every table and migration already; undefined otherwise. */
+function preparedStoreId(db: DatabaseSync): string | undefined {
+  const version = db.prepare('PRAGMA user_version').get()?.user_version as number;
+  if (version < MIGRATIONS.length) return undefined;
+  const identity = db
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'store_identity'")
+    .get();
+  if (identity === undefined) return undefined;
+  return db.prepare('SELECT store_id FROM store_identity WHERE id = 1').get()?.store_id as
+    | string
+    | undefined;
 }
 
 /**

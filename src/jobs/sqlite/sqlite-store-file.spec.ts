@@ -27,6 +27,20 @@ describe(createStoreIfMissing.name, () => {
     expect(opened).toEqual({ identity, created: false });
   });
 
+  it('opens a prepared store while another connection holds the write lock, without waiting for it', () => {
+    const { identity } = createStoreIfMissing(path);
+    const writer = openStoreFile(path, { create: false });
+    writer.db.exec('BEGIN IMMEDIATE');
+    try {
+      const { db, ...opened } = openStoreFile(path, { create: false, timeoutMs: 0 });
+      db.close();
+      expect(opened.identity).toEqual(identity);
+    } finally {
+      writer.db.exec('ROLLBACK');
+      writer.db.close();
+    }
+  });
+
   it('never creates a file when opening without `create`', () => {
     expect(() => openStoreFile(path, { create: false })).toThrow('unable to open database file');
     expect(existsSync(path)).toBe(false);
