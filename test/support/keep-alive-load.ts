@@ -24,6 +24,12 @@ export interface KeepAliveLoadOptions {
   readonly ratePerSecond?: number;
   /** A request unanswered after this long counts as `no answer`: it hung. */
   readonly requestTimeoutMs: number;
+  /**
+   * Close a connection idle this long, before the server would (a client's
+   * guard against the idle-close race, docs/lifecycle.md); unset: keep it
+   * until the server closes it.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 export interface KeepAliveLoad {
@@ -40,7 +46,12 @@ export interface KeepAliveLoad {
  * Nothing is retried, so every reset, refusal and hang is counted.
  */
 export function keepAliveLoad(options: KeepAliveLoadOptions): KeepAliveLoad {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: options.connections,
+    // On a socket in use, Node's agent only reports the timeout; on an idle one it closes it.
+    ...(options.idleTimeoutMs === undefined ? {} : { timeout: options.idleTimeoutMs }),
+  });
   const samples: KeepAliveSample[] = [];
   const body = JSON.stringify({ ms: options.taskMs });
   const target = new URL('/api/tasks/which-process', options.url);
