@@ -1,6 +1,7 @@
 import {
   defaultTextMapGetter,
   defaultTextMapSetter,
+  INVALID_SPAN_CONTEXT,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -19,14 +20,9 @@ import {
 } from '@opentelemetry/core';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
   BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
   TracerProvider,
   type ReadableSpan,
-  type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import type * as GrpcExporter from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -38,6 +34,7 @@ import type { AppConfig } from '../config/app-config';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
 import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
 import { traceHeadersOf, type StoredTraceContext } from './job-trace';
+import { samplingOf } from './sampling';
 import type {
   JobRunFacts,
   JobRunTrace,
@@ -51,6 +48,9 @@ import type {
 type TracingConfig = AppConfig['tracing'];
 
 const SCOPE: InstrumentationScope = { name: 'corepool' };
+
+/** The span of every request not sampled before the SDK was asked (`sampling.ts`): it records nothing. */
+const NOT_SAMPLED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Longest the app's close waits for the last spans to be exported. */
 const EXPORT_ON_CLOSE_MS = 2_000;
@@ -69,8 +69,11 @@ export class OtelTracing implements Tracing {
   private readonly tracer: Tracer;
   private readonly resource: Resource;
   private readonly propagator = new W3CTraceContextPropagator();
+  private readonly rootRatio: number | undefined;
 
   constructor(config: TracingConfig) {
+    const { rootRatio, sampler } = samplingOf(config);
+    this.rootRatio = rootRatio;
     this.resource = resourceFromAttributes({
       // Which process exported a span: a job's runs may be on another process than its submission.
       'process.pid': process.pid,
@@ -83,14 +86,24 @@ export class OtelTracing implements Tracing {
     });
     this.provider = new TracerProvider({
       resource: this.resource,
-      sampler: samplerFor(config),
+      sampler,
       spanProcessors: [this.processor],
     });
     this.tracer = this.provider.getTracer(SCOPE.name);
   }
 
   startRequest(method: string, route: string, headers: IncomingHttpHeaders, path: string): Span {
-    const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    const parent =
+      headers.traceparent === undefined
+        ? ROOT_CONTEXT
+        : this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    if (
+      this.rootRatio !== undefined &&
+      trace.getSpanContext(parent) === undefined &&
+      !(Math.random() < this.rootRatio)
+    ) {
+      return NOT_SAMPLED;
+    }
     const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER }, parent);
     // Set once sampled: the SDK copies a span's start attributes before it decides, and most
     // requests are not sampled at a low ratio.
@@ -346,23 +359,6 @@ function withCode(
     },
   };
   return [coded, ...children];
-}
-
-function samplerFor({ sampler, samplerRatio }: TracingConfig): Sampler {
-  switch (sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(samplerRatio);
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(samplerRatio) });
-  }
 }
 
 /** The exporter of the configured protocol; each is loaded only when it is the one used (gRPC's is heavy). */
