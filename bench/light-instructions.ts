@@ -1,9 +1,11 @@
 /**
- * Instructions per light request (`GET /health/live`), counted by valgrind's
- * callgrind: the same count run after run, whatever else the machine does,
- * where times on a shared 2-core machine vary by a third (ADR 0025).
+ * Instructions per light request (`GET /health/live`), or per tiny task with
+ * `--tiny` (`compute`, 100 iterations), counted by valgrind's callgrind: the
+ * same count run after run, whatever else the machine does, where times on a
+ * shared 2-core machine vary by a third (ADR 0025).
  *
- *   npm run build && npx tsx bench/light-instructions.ts [--before=<checkout>]
+ *   npm run build && npx tsx bench/light-instructions.ts [--tiny] [--before=<checkout>] \
+ *     [--variant=NAME=VALUE,…]
  *
  * Each server runs under callgrind with counting off. After 40,000 requests
  * (the JIT has settled), five windows of 10,000 are counted, each thread
@@ -16,19 +18,31 @@
  * windows and not in others (ADR 0025's amendment). Compare builds within one
  * run, and read the windows before the ratio.
  *
- * `--skip=<key>` leaves a server out (e.g. `--skip=nest` when comparing builds).
+ * `--skip=<key>` leaves a server out (e.g. `--skip=nest` when comparing builds);
+ * each `--variant` adds this build with those settings (`variant`, `variant2`…),
+ * e.g. tracing off, at 1 % and at 100 % (ADR 0048). Tiny tasks count fewer
+ * requests: their threads run under callgrind too, serialized with the main one.
  */
 import { basename, resolve } from 'node:path';
 import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
-import { fixedAmount } from './lib/load';
+import { fixedAmount, type Target } from './lib/load';
 import { forAnyBuild } from './lib/older-builds';
 import { ROOT } from './lib/servers';
+import { variantsOf } from './lib/variants';
 import { fmt, median } from './lib/stats';
 
-const WARM_REQUESTS = 40_000;
-const COUNTED_REQUESTS = 10_000;
+const tiny = process.argv.includes('--tiny');
+const WARM_REQUESTS = tiny ? 15_000 : 40_000;
+const COUNTED_REQUESTS = tiny ? 3_000 : 10_000;
 const WINDOWS = 5;
 const CONNECTIONS = 8;
+/** The hot-path bench's tiny task (`bench/run.ts`). */
+const TINY_TASK = {
+  path: '/api/tasks/compute',
+  method: 'POST',
+  body: JSON.stringify({ iterations: 100, payloadSize: 100 }),
+  contentType: 'application/json',
+} as const;
 const TSX = require.resolve('tsx/cjs');
 
 interface Subject {
@@ -44,11 +58,11 @@ const baseline = (key: string, file: string, env: Record<string, string> = {}): 
   args: ['--require', TSX, resolve(ROOT, 'bench', 'baselines', file)],
   env: { TSX_TSCONFIG_PATH: resolve(ROOT, 'tsconfig.json'), ...env },
 });
-const service = (key: string, checkout: string): Subject => ({
+const service = (key: string, checkout: string, env: Record<string, string> = {}): Subject => ({
   key,
   cwd: checkout,
   args: [resolve(checkout, 'dist', 'main.js')],
-  env: forAnyBuild({ CLUSTER_PROCESSES: '1', NODE_ENV: 'production', LOG_LEVEL: 'info' }),
+  env: forAnyBuild({ CLUSTER_PROCESSES: '1', NODE_ENV: 'production', LOG_LEVEL: 'info', ...env }),
 });
 
 const skipped = new Set(
@@ -58,11 +72,14 @@ const SUBJECTS: readonly Subject[] = [
   baseline('bare', 'bare-fastify.ts'),
   baseline('nest', 'nest-minimal.ts', { POOL_THREADS: '2' }),
   service('pool', ROOT),
+  ...variantsOf(process.argv).map(({ key, env }) => service(key, ROOT, env)),
   ...process.argv
     .filter((arg) => arg.startsWith('--before='))
     .map((arg) => resolve(arg.slice('--before='.length)))
     .map((checkout) => service(basename(checkout), checkout)),
-].filter((subject) => !skipped.has(subject.key));
+]
+  // Bare Fastify has no task route.
+  .filter((subject) => !skipped.has(subject.key) && !(tiny && subject.key === 'bare'));
 
 async function count(subject: Subject, port: number): Promise<WindowCount[]> {
   const counted = underCallgrind(subject.args, {
@@ -71,8 +88,9 @@ async function count(subject: Subject, port: number): Promise<WindowCount[]> {
     label: subject.key,
   });
   try {
-    const target = { url: `http://127.0.0.1:${port}`, path: '/health/live' };
-    await answering(`${target.url}${target.path}`, counted.child);
+    const url = `http://127.0.0.1:${port}`;
+    await answering(`${url}/health/live`, counted.child);
+    const target: Target = tiny ? { url, ...TINY_TASK } : { url, path: '/health/live' };
     await fixedAmount(target, CONNECTIONS, WARM_REQUESTS);
     for (let window = 0; window < WINDOWS; window++) {
       await counted.window(() => fixedAmount(target, CONNECTIONS, COUNTED_REQUESTS));
@@ -85,7 +103,7 @@ async function count(subject: Subject, port: number): Promise<WindowCount[]> {
 
 async function main(): Promise<void> {
   const lines = [
-    'server | main-thread instructions per light request (each window) | median | ÷ bare | every thread: median (lowest–highest)',
+    `server | main-thread instructions per ${tiny ? 'tiny task' : 'light request'} (each window) | median | ÷ ${tiny ? 'nest' : 'bare'} | every thread: median (lowest–highest)`,
   ];
   let bare: number | undefined;
   for (const [index, subject] of SUBJECTS.entries()) {

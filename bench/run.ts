@@ -31,6 +31,7 @@ import {
   type Throughput,
 } from './lib/load';
 import { parallelRate } from './lib/parallel-rate';
+import { variantsOf } from './lib/variants';
 import { pinnedLoadUnavailable, pinnedThroughput, pinProcess } from './lib/pinned-load';
 import { writeReport, type BenchReport, type ConfigResult } from './lib/report';
 import { ROOT, startBaseline, startService, type Server } from './lib/servers';
@@ -43,24 +44,8 @@ const hotPath = process.argv.includes('--hot-path');
 const checkouts = process.argv
   .filter((arg) => arg.startsWith('--before='))
   .map((arg) => arg.slice('--before='.length));
-/**
- * Environment variables of extra configurations of this build, measured beside the others:
- * one per `--variant` (e.g. tracing off, at 1 % and at 100 % in one run).
- */
-const variants = process.argv
-  .filter((arg) => arg.startsWith('--variant='))
-  .map((arg) =>
-    arg
-      .slice('--variant='.length)
-      .split(',')
-      // The value may hold `=` itself (NODE_OPTIONS=--max-semi-space-size=2).
-      .map((pair): [string, string] => [
-        pair.slice(0, pair.indexOf('=')),
-        pair.slice(pair.indexOf('=') + 1),
-      ]),
-  );
-/** `variant`, then `variant2`, `variant3`…: the first keeps the name earlier notes used. */
-const variantKey = (index: number) => (index === 0 ? 'variant' : `variant${index + 1}`);
+/** Extra configurations of this build (`--variant=NAME=VALUE,…`), measured beside the others. */
+const variants = variantsOf(process.argv);
 
 /** Every duration and count of the run; `--quick` shrinks them. */
 const PLAN = quick
@@ -208,17 +193,19 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     workloads: ['light', 'tiny'],
     start: () => startService(basename(checkout), { CLUSTER_PROCESSES: '1' }, resolve(checkout)),
   })),
-  ...variants.map((variant, index): Configuration => ({
-    key: variantKey(index),
-    label: `corepool, 1 process × ${CORES} threads, ${variant.map((pair) => pair.join('=')).join(' ')}`,
+  ...variants.map(({ key, env }): Configuration => ({
+    key,
+    label: `corepool, 1 process × ${CORES} threads, ${Object.entries(env)
+      .map((pair) => pair.join('='))
+      .join(' ')}`,
     processes: 1,
     threads: CORES,
     workloads: ['light', 'tiny'],
-    start: service({ CLUSTER_PROCESSES: '1', ...Object.fromEntries(variant) }),
+    start: service({ CLUSTER_PROCESSES: '1', ...env }),
   })),
 ];
 /** Configurations only the hot-path run measures: the full run's report has no place for them. */
-const HOT_PATH_ONLY = ['leanBatched', ...variants.map((_variant, index) => variantKey(index))];
+const HOT_PATH_ONLY = ['leanBatched', ...variants.map(({ key }) => key)];
 const CONFIGURATIONS = EVERY_CONFIGURATION.filter((config) =>
   hotPath
     ? HOT_PATH_KEYS.includes(config.key) ||
