@@ -103,19 +103,19 @@ async function count(subject: Subject, port: number): Promise<WindowCount[]> {
 
 async function main(): Promise<void> {
   const lines = [
-    `server | main-thread instructions per ${tiny ? 'tiny task' : 'light request'} (each window) | median | ÷ ${tiny ? 'nest' : 'bare'} | every thread: median (lowest–highest)`,
+    `server | main-thread instructions per ${tiny ? 'tiny task' : 'light request'} (each window) | median | ÷ ${SUBJECTS[0]?.key ?? '–'} | every thread: median (lowest–highest)`,
   ];
-  let bare: number | undefined;
+  let first: number | undefined;
   for (const [index, subject] of SUBJECTS.entries()) {
     process.stderr.write(`${subject.key}: under callgrind…\n`);
     const windows = await count(subject, 3_900 + index);
     const mainThread = windows.map((window) => window.main);
     const everyThread = windows.map((window) => window.all);
     const typical = median(mainThread);
-    bare ??= typical;
+    first ??= typical;
     lines.push(
       `${subject.key} | ${mainThread.map((n) => fmt(n)).join(' / ')} | ${fmt(typical)} | ` +
-        `${(typical / bare).toFixed(2)} | ${fmt(median(everyThread))} ` +
+        `${(typical / first).toFixed(2)} | ${fmt(median(everyThread))} ` +
         `(${fmt(Math.min(...everyThread))}–${fmt(Math.max(...everyThread))})`,
     );
   }
