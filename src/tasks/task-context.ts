@@ -12,8 +12,10 @@
 export interface TaskContext {
   /**
    * Aborts when the task is cancelled, for asynchronous code (pass it to
-   * APIs that accept a signal, or listen to it). Synchronous code never
-   * sees it fire: poll `throwIfCancelled()` instead.
+   * APIs that accept a signal, or listen to it). It is already aborted
+   * when the task was cancelled before reading it, and a listener added
+   * then is never called: check `signal.aborted` first. Synchronous code
+   * never sees it fire: poll `throwIfCancelled()` instead.
    */
   readonly signal: AbortSignal;
   /**
