@@ -59,6 +59,14 @@ describe(FlagTaskContext.name, () => {
     expect(() => context.throwIfCancelled()).toThrow(TaskCancelledError);
   });
 
+  it('gives a signal already aborted to a task cancelled before it asked for one', () => {
+    const flag = new CancelFlagPool().acquire();
+    const context = new FlagTaskContext(flag, 7);
+    requestCancel(flag);
+    expect(context.signal.aborted).toBe(true);
+    expect(context.signal.reason).toBeInstanceOf(TaskCancelledError);
+  });
+
   it('releases its signal when the task ends, without aborting it', async () => {
     const flag = new CancelFlagPool().acquire();
     const context = new FlagTaskContext(flag, 7);
