@@ -3,8 +3,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../common/app-error';
 import type { TaskDefinition } from '../tasks/task-definition';
 import { fixedBodyLimit, rawBodyLimit, type BodyLimit } from './body-limit';
+import { readBody } from './body-reader';
 import { hasMoreNodesThan } from './json-node-count';
 import { TaskInputReader } from './task-input-reader';
+
+type ParserDone = (error: Error | null, body?: unknown) => void;
 
 export interface BodyParserOptions {
   readonly jsonLimitBytes: number;
@@ -25,51 +28,52 @@ export interface BodyParserOptions {
  * - a binary task's body, whatever its type (a big JSON document for
  *   `json-stats` too), stays a Buffer so it can be moved to a thread unparsed.
  * Each body reaches these parsers already held to its own limit as it
- * streamed (`guardBodyStream` in body-guard.ts); the parsers' `bodyLimit`
- * is only Fastify's outer bound. Oversized bodies with a Content-Length are
- * refused before they are read (`announcedTooLarge`, an `onRequest` hook).
+ * streamed (`guardBodyStream` in body-guard.ts), and is read into one Buffer
+ * by `readBody`, whose limit is only the outer bound. Oversized bodies with a
+ * Content-Length are refused before they are read (`announcedTooLarge`, an
+ * `onRequest` hook).
  */
 export function registerBodyParsers(fastify: FastifyInstance, options: BodyParserOptions): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser(
-    'application/json',
-    { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
-    (request, body, done) => {
-      const bytes = body as Buffer;
-      if (options.rawBodyTask(request) !== undefined) return done(null, bytes);
-      // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
-      if (!isUtf8(bytes)) {
-        const detail = 'The body is not valid UTF-8';
-        return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
-      }
-      // What JSON.parse allocates is what it costs: refuse a body of too many nodes unparsed.
-      if (hasMoreNodesThan(bytes, options.maxJsonNodes)) {
-        const detail = `The body has more than ${options.maxJsonNodes} strings, arrays and objects`;
-        return done(
-          Errors.validationFailed(detail, [
-            {
-              property: 'body',
-              messages: [
-                `body must not have more than ${options.maxJsonNodes} strings, arrays and objects`,
-              ],
-            },
-          ]),
-        );
-      }
-      // Fastify's parser accepts a Buffer as well as a string.
-      return parseJson(request, bytes as unknown as string, done);
-    },
-  );
+  const parseJsonBody = (request: FastifyRequest, bytes: Buffer, done: ParserDone) => {
+    // JSON is UTF-8 (RFC 8259); decoding would silently turn bad bytes into U+FFFD.
+    if (!isUtf8(bytes)) {
+      const detail = 'The body is not valid UTF-8';
+      return done(Errors.validationFailed(detail, [{ property: 'body', messages: [detail] }]));
+    }
+    // What JSON.parse allocates is what it costs: refuse a body of too many nodes unparsed.
+    if (hasMoreNodesThan(bytes, options.maxJsonNodes)) {
+      const detail = `The body has more than ${options.maxJsonNodes} strings, arrays and objects`;
+      return done(
+        Errors.validationFailed(detail, [
+          {
+            property: 'body',
+            messages: [
+              `body must not have more than ${options.maxJsonNodes} strings, arrays and objects`,
+            ],
+          },
+        ]),
+      );
+    }
+    // Fastify's parser accepts a Buffer as well as a string, and answers through `done`.
+    void parseJson(request, bytes as unknown as string, done);
+  };
+  fastify.addContentTypeParser('application/json', (request, payload, done) => {
+    readBody(request, payload, options.binaryLimitBytes, (error, bytes) => {
+      if (bytes === undefined) done(error);
+      // A binary task that takes JSON (a big document for `json-stats`) gets the bytes unparsed.
+      else if (options.rawBodyTask(request) !== undefined) done(null, bytes);
+      else parseJsonBody(request, bytes, done);
+    });
+  });
   const rawTypes = [...new Set(options.rawContentTypes)].filter(
     (type) => type !== 'application/json',
   );
   if (rawTypes.length > 0) {
-    fastify.addContentTypeParser(
-      rawTypes,
-      { parseAs: 'buffer', bodyLimit: options.binaryLimitBytes },
-      (_request, body, done) => done(null, body),
-    );
+    fastify.addContentTypeParser(rawTypes, (request, payload, done) => {
+      readBody(request, payload, options.binaryLimitBytes, done);
+    });
   }
 }
 
