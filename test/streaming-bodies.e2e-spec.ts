@@ -33,10 +33,12 @@ function upload(
     chunked = true,
     // As curl does: stop sending the body once an answer arrives.
     stopOnAnswer = false,
+    // Write on after the server's FIN, as a client that reads only once its body is sent.
+    allowHalfOpen = false,
   } = {},
 ): Promise<Upload> {
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen });
     const received: Buffer[] = [];
     let sentBytes = 0;
     let closed = false;
@@ -65,6 +67,8 @@ function upload(
           if (stopOnAnswer) return void setImmediate(pump);
         }
         if (!closed && chunked) socket.write('0\r\n\r\n');
+        // Its body sent, a half-open client closes its side: it has nothing more to say.
+        if (!closed && allowHalfOpen && sentBytes >= maxBytes) socket.end();
       };
       pump();
     });
@@ -122,6 +126,23 @@ describe('Bodies refused while they stream (real process)', () => {
     // Buffering them whole would hold 20 × 60 MiB; held to their limits, 30 MiB at most.
     expect(peak - before).toBeLessThan(200);
     expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
+  });
+
+  it("stops reading a refused body's rest after a bounded amount; a client that keeps writing still gets its answer", async () => {
+    // Refused before a byte is read (over the JSON limit), by a client that writes on
+    // regardless, as a naive one does: read to its end within the linger, it would all be sent.
+    const head = `POST /api/tasks/factorial HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${60 * MiB}\r\n\r\n`;
+    const uploads = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        upload(port(), head, { chunked: false, allowHalfOpen: true }),
+      ),
+    );
+    for (const { statuses, text, closed, sentBytes } of uploads) {
+      expect({ statuses, closed }).toEqual({ statuses: [413], closed: true });
+      expect(firstBody(text)).toMatchObject({ code: ErrorCode.PAYLOAD_TOO_LARGE });
+      // LINGER_BYTES read and dropped, plus what the kernel's socket buffers take.
+      expect(sentBytes).toBeLessThan(30 * MiB);
+    }
   });
 
   it('answers Expect: 100-continue with the refusal, before the body is sent, or with 100 once admitted', async () => {
