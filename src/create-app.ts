@@ -41,7 +41,7 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const logger = createRootLogger(config.log);
   // This process's own SDK, loaded only when configured (ADR 0048): each cluster process exports its spans.
-  const tracing = await startTracing(config.tracing);
+  const tracing = await startTracing(config.tracing, logger);
   // Before anything else: a key file or public key that cannot be read stops the start.
   const authenticator = createAuthenticator(config, logger);
   // A forked process reads the primary's environment, and the primary warned already (ADR 0049).

@@ -12,29 +12,17 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import {
-  hrTimeDuration,
-  millisToHrTime,
-  W3CTraceContextPropagator,
-  type InstrumentationScope,
-} from '@opentelemetry/core';
-import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  TracerProvider,
-  type ReadableSpan,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace';
-import type * as GrpcExporter from '@opentelemetry/exporter-trace-otlp-grpc';
-import type * as JsonExporter from '@opentelemetry/exporter-trace-otlp-http';
-import type * as ProtobufExporter from '@opentelemetry/exporter-trace-otlp-proto';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { TracerProvider } from '@opentelemetry/sdk-trace';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../common/app-error';
-import type { AppConfig } from '../config/app-config';
+import type { Logger } from 'pino';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
 import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
 import { traceHeadersOf, type StoredTraceContext } from './job-trace';
+import { resourceOf, SCOPE, type TracingConfig } from './otlp-export';
 import { samplingOf } from './sampling';
+import { SpanExportThread } from './span-export-thread';
 import type {
   JobRunFacts,
   JobRunTrace,
@@ -45,10 +33,6 @@ import type {
   Tracing,
 } from './tracing-api';
 
-type TracingConfig = AppConfig['tracing'];
-
-const SCOPE: InstrumentationScope = { name: 'corepool' };
-
 /** The span of every request not sampled before the SDK was asked (`sampling.ts`): it records nothing. */
 const NOT_SAMPLED: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
@@ -57,35 +41,25 @@ const EXPORT_ON_CLOSE_MS = 2_000;
 
 /**
  * The OpenTelemetry SDK, set up from the standard `OTEL_*` variables
- * (`src/config/`): one tracer provider per process, a batch processor and
- * the OTLP exporter of the configured protocol. Loaded only when tracing is
+ * (`src/config/`): one tracer provider per process, whose spans a thread of
+ * their own exports (`span-export-thread.ts`). Loaded only when tracing is
  * on (`tracing.ts`). No context manager: the request's span travels with the
  * request and the task explicitly, which costs nothing on the requests that
  * are not sampled.
  */
 export class OtelTracing implements Tracing {
   private readonly provider: TracerProvider;
-  private readonly processor: BatchSpanProcessor;
+  private readonly processor: SpanExportThread;
   private readonly tracer: Tracer;
-  private readonly resource: Resource;
   private readonly propagator = new W3CTraceContextPropagator();
   private readonly rootRatio: number | undefined;
 
-  constructor(config: TracingConfig) {
+  constructor(config: TracingConfig, logger: Logger) {
     const { rootRatio, sampler } = samplingOf(config);
     this.rootRatio = rootRatio;
-    this.resource = resourceFromAttributes({
-      // Which process exported a span: a job's runs may be on another process than its submission.
-      'process.pid': process.pid,
-      ...config.resourceAttributes,
-      'service.name': config.serviceName,
-    });
-    this.processor = new BatchSpanProcessor({
-      exporter: exporterFor(config),
-      scheduledDelayMillis: config.exportDelayMs,
-    });
+    this.processor = new SpanExportThread(config, logger);
     this.provider = new TracerProvider({
-      resource: this.resource,
+      resource: resourceOf(config),
       sampler,
       spanProcessors: [this.processor],
     });
@@ -133,7 +107,7 @@ export class OtelTracing implements Tracing {
       trace.setSpan(ROOT_CONTEXT, parent),
     );
     return new SchedulerSpan(span, inputSize, (records, context) =>
-      this.exportThreadSpans(records, context),
+      this.processor.addThreadSpans(context.traceId, records),
     );
   }
 
@@ -188,52 +162,6 @@ export class OtelTracing implements Tracing {
     });
     await Promise.race([this.provider.shutdown().catch(() => undefined), gaveUp]);
     clearTimeout(timer);
-  }
-
-  /** The thread's records go to the exporter as the spans they are: their ids and times kept. */
-  private exportThreadSpans(records: readonly ThreadSpanRecord[], parent: SpanContext): void {
-    for (const record of records) this.processor.onEnd(this.readable(record, parent));
-  }
-
-  private readable(record: ThreadSpanRecord, parent: SpanContext): ReadableSpan {
-    const spanContext: SpanContext = {
-      traceId: parent.traceId,
-      spanId: record.spanId,
-      traceFlags: TraceFlags.SAMPLED,
-    };
-    const startTime = millisToHrTime(record.startMs);
-    const endTime = millisToHrTime(record.endMs);
-    return {
-      name: record.name,
-      kind: SpanKind.INTERNAL,
-      spanContext: () => spanContext,
-      parentSpanContext: { ...parent, spanId: record.parentSpanId, isRemote: false },
-      startTime,
-      endTime,
-      duration: hrTimeDuration(startTime, endTime),
-      status: {
-        code:
-          record.status === 'error'
-            ? SpanStatusCode.ERROR
-            : record.status === 'ok'
-              ? SpanStatusCode.OK
-              : SpanStatusCode.UNSET,
-        message: record.statusMessage,
-      },
-      attributes: record.attributes,
-      links: [],
-      events: record.events.map((event) => ({
-        name: event.name,
-        time: millisToHrTime(event.timeMs),
-        attributes: event.attributes,
-      })),
-      ended: true,
-      resource: this.resource,
-      instrumentationScope: SCOPE,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
   }
 }
 
@@ -360,25 +288,3 @@ function withCode(
   };
   return [coded, ...children];
 }
-
-/** The exporter of the configured protocol; each is loaded only when it is the one used (gRPC's is heavy). */
-function exporterFor({ protocol, endpoint }: TracingConfig): SpanExporter {
-  const base = (endpoint ?? '').replace(/\/+$/, '');
-  switch (protocol) {
-    case 'grpc': {
-      const grpc = load<typeof GrpcExporter>('@opentelemetry/exporter-trace-otlp-grpc');
-      return new grpc.OTLPTraceExporter({ url: base });
-    }
-    case 'http/json': {
-      const json = load<typeof JsonExporter>('@opentelemetry/exporter-trace-otlp-http');
-      return new json.OTLPTraceExporter({ url: `${base}/v1/traces` });
-    }
-    case 'http/protobuf': {
-      const protobuf = load<typeof ProtobufExporter>('@opentelemetry/exporter-trace-otlp-proto');
-      return new protobuf.OTLPTraceExporter({ url: `${base}/v1/traces` });
-    }
-  }
-}
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const load = <T>(id: string): T => require(id) as T;

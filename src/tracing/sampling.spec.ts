@@ -1,3 +1,4 @@
+import pino from 'pino';
 import type { AppConfig } from '../config/app-config';
 import { OtelTracing } from './otel-tracing';
 
@@ -12,17 +13,20 @@ describe('sampling a request span', () => {
 
   /** How many of `count` requests with these headers get a recording span. */
   function recorded(sampler: Sampler, ratio: number, headers: Record<string, string>, count = 1) {
-    const tracing = new OtelTracing({
-      enabled: true,
-      // Nothing is exported: no span is ended.
-      endpoint: 'http://127.0.0.1:9',
-      protocol: 'http/json',
-      serviceName: 'corepool-test',
-      sampler,
-      samplerRatio: ratio,
-      exportDelayMs: 60_000,
-      resourceAttributes: {},
-    });
+    const tracing = new OtelTracing(
+      {
+        enabled: true,
+        // Nothing is exported: no span is ended.
+        endpoint: 'http://127.0.0.1:9',
+        protocol: 'http/json',
+        serviceName: 'corepool-test',
+        sampler,
+        samplerRatio: ratio,
+        exportDelayMs: 60_000,
+        resourceAttributes: {},
+      },
+      pino({ enabled: false }),
+    );
     tracings.push(tracing);
     let recording = 0;
     for (let i = 0; i < count; i++) {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config';
 import type { Tracing } from './tracing-api';
 
@@ -21,10 +22,13 @@ export const activeTracing = (): Tracing | undefined => active;
  * and only then (ADR 0048). Each process starts its own: the cluster's
  * HTTP processes each export their spans.
  */
-export async function startTracing(config: AppConfig['tracing']): Promise<Tracing | undefined> {
+export async function startTracing(
+  config: AppConfig['tracing'],
+  logger: Logger,
+): Promise<Tracing | undefined> {
   if (!config.enabled || active !== undefined) return active;
   const { OtelTracing } = await import('./otel-tracing');
-  active = new OtelTracing(config);
+  active = new OtelTracing(config, logger);
   return active;
 }
 

@@ -8,6 +8,11 @@ export interface ReceivedSpan {
   readonly parentSpanId: string;
   readonly name: string;
   readonly attributes: Record<string, string | number | boolean>;
+  /** Start and end, epoch ms (nanoseconds on the wire). */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** The span's events, by name. */
+  readonly events: string[];
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   readonly statusCode: number;
   readonly serviceName: string | undefined;
@@ -84,6 +89,9 @@ interface JsonRequest {
         parentSpanId?: string;
         name: string;
         attributes?: JsonAttribute[];
+        startTimeUnixNano: string | number;
+        endTimeUnixNano: string | number;
+        events?: { name: string }[];
         status?: { code?: number };
       }[];
     }[];
@@ -112,6 +120,9 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
         parentSpanId: span.parentSpanId ?? '',
         name: span.name,
         attributes: jsonAttributes(span.attributes),
+        startMs: Number(BigInt(span.startTimeUnixNano) / 1000n) / 1000,
+        endMs: Number(BigInt(span.endTimeUnixNano) / 1000n) / 1000,
+        events: (span.events ?? []).map((event) => event.name),
         statusCode: span.status?.code ?? 0,
         serviceName: serviceName === undefined ? undefined : String(serviceName),
         resource,
@@ -201,6 +212,10 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
         parentSpanId: bytesOf(span, 4).toString('hex'),
         name: bytesOf(span, 5).toString('utf8'),
         attributes: protobufAttributes(messages(span, 9)),
+        startMs: Number(bytesOf(span, 7).readBigUInt64LE(0) / 1000n) / 1000,
+        endMs: Number(bytesOf(span, 8).readBigUInt64LE(0) / 1000n) / 1000,
+        // Event { time_unix_nano = 1; name = 2 }.
+        events: messages(span, 11).map((event) => bytesOf(event, 2).toString('utf8')),
         // Status { message = 2; code = 3 }.
         statusCode: span.has(15) ? numberOf(decode(bytesOf(span, 15)), 3) : 0,
         serviceName: serviceName === undefined ? undefined : String(serviceName),
