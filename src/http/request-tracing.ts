@@ -30,7 +30,7 @@ export function requestSpanStarter(
     request.traceSpan = span;
     // A client that leaves first ends the span here, for a sampled request only: Fastify's
     // `onRequestAbort` hook would add a listener and a closure to every request, sampled or
-    // not (profiled: docs/adr/0048-the-thread-records-its-spans-the-main-thread-exports-them.md).
+    // not (profiled: docs/adr/0048-threads-record-their-spans-an-export-thread-sends-them.md).
     // The response's `close` without `finish` is a connection that closed before the answer.
     if (span.isRecording()) {
       const response = reply.raw;

@@ -13,7 +13,7 @@ import type { AppConfig } from '../config/app-config';
  * `traceparent`) is kept or not by `rootRatio`, decided before the SDK is
  * asked: the SDK's own decision comes after it has made the span's ids and
  * cleaned its attributes, which at 1 % cost the 99 % of requests not kept
- * more than the 1 % kept (docs/adr/0048-the-thread-records-its-spans-the-main-thread-exports-them.md).
+ * more than the 1 % kept (docs/adr/0048-threads-record-their-spans-an-export-thread-sends-them.md).
  * The SDK then keeps every root it is given, and follows the parent for the rest.
  */
 export interface Sampling {
