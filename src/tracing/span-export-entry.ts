@@ -7,6 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
+import { lowerThreadPriority } from '../workers/thread-priority';
 import { readableOf, type ExportedSpan } from './exported-span';
 import { exporterFor, resourceOf, SCOPE, type TracingConfig } from './otlp-export';
 
@@ -15,12 +16,14 @@ export type ExportThreadMessage =
   | { readonly type: 'spans'; readonly spans: readonly ExportedSpan[] }
   | { readonly type: 'flush' | 'shutdown'; readonly id: number };
 
-/** The export thread's answer to a `flush` or `shutdown`, once it is done. */
-export interface ExportThreadReply {
-  readonly id: number;
-}
+/** The export thread's answer: a batch taken into its batch processor, or a `flush` or `shutdown` done. */
+export type ExportThreadReply = { readonly taken: number } | { readonly id: number };
+
+/** Spans are telemetry: where cores are short, the event loop and the tasks go first. */
+const LOWEST_PRIORITY_INCREMENT = 19;
 
 const config = workerData as TracingConfig;
+lowerThreadPriority(LOWEST_PRIORITY_INCREMENT);
 const resource = resourceOf(config);
 const processor = new BatchSpanProcessor({
   exporter: exporterFor(config),
@@ -31,6 +34,7 @@ parentPort?.on('message', (message: ExportThreadMessage) => {
   switch (message.type) {
     case 'spans':
       for (const span of message.spans) processor.onEnd(readableOf(span, resource, SCOPE));
+      reply({ taken: message.spans.length });
       return;
     case 'flush':
     case 'shutdown': {

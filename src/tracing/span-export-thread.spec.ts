@@ -110,6 +110,32 @@ describe('the span export thread', () => {
     // The exporter retries a refused connection until its own timeout (10 s).
   }, 30_000);
 
+  it('drops the spans past those the thread has not taken yet, and warns', async () => {
+    const warnings: { dropped?: number; msg?: string }[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => warnings.push(JSON.parse(line)) },
+    );
+    const exportThread = new SpanExportThread(configFor(receiver.url, 'http/json'), logger);
+    const provider = new TracerProvider({ spanProcessors: [exportThread] });
+    const tracer = provider.getTracer('corepool');
+    // In one turn of the event loop the thread can take nothing: 2,048 are posted, the rest dropped.
+    for (let i = 0; i < 2100; i++) tracer.startSpan(`span ${i}`).end();
+    await provider.forceFlush();
+    expect(receiver.spans).toHaveLength(2048);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        dropped: 1,
+        msg: expect.stringMatching(/export thread is behind/),
+      }),
+    ]);
+    // Taken, the room comes back.
+    tracer.startSpan('later').end();
+    await provider.forceFlush();
+    expect(receiver.spans.at(-1)?.name).toBe('later');
+    await provider.shutdown();
+  });
+
   it('drops the spans that end after its shutdown', async () => {
     const exportThread = new SpanExportThread(
       configFor(receiver.url, 'http/json'),

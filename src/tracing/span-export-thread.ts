@@ -12,6 +12,14 @@ import type { ExportThreadMessage, ExportThreadReply } from './span-export-entry
 const POST_BATCH = 128;
 /** Longest a finished span waits on the main thread before it is posted; the thread's batch processor then waits its own delay. */
 const POST_AFTER_MS = 50;
+/**
+ * Most spans posted and not yet taken by the thread, as many as the SDK's batch processor
+ * queues: a thread short of CPU (it runs at the lowest priority) drops spans instead of
+ * letting its messages pile up in memory.
+ */
+const MAX_UNTAKEN = 2048;
+/** At most one warning this often about spans dropped, with how many since the last. */
+const DROP_WARNING_EVERY_MS = 60_000;
 
 /**
  * The main thread's span processor: it posts finished spans, as plain data,
@@ -25,6 +33,9 @@ export class SpanExportThread implements SpanProcessor {
   private stopped = false;
   private spans: ExportedSpan[] = [];
   private postTimer: NodeJS.Timeout | undefined;
+  private untaken = 0;
+  private dropped = 0;
+  private lastDropWarning = -Infinity;
   private lastRequest = 0;
   private readonly replies = new Map<number, () => void>();
 
@@ -37,13 +48,14 @@ export class SpanExportThread implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.stopped || (span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
+    if (!this.hasRoom(1)) return;
     this.spans.push(exportedSpanOf(span));
     this.buffered();
   }
 
   /** A task's spans as its thread recorded them (`thread-trace.ts`). */
   addThreadSpans(traceId: string, records: readonly ThreadSpanRecord[]): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.hasRoom(records.length)) return;
     for (const record of records) this.spans.push(exportedThreadSpanOf(record, traceId));
     this.buffered();
   }
@@ -58,6 +70,21 @@ export class SpanExportThread implements SpanProcessor {
     await this.thread?.terminate();
   }
 
+  private hasRoom(count: number): boolean {
+    if (this.untaken + this.spans.length + count <= MAX_UNTAKEN) return true;
+    this.dropped += count;
+    const now = Date.now();
+    if (now - this.lastDropWarning >= DROP_WARNING_EVERY_MS) {
+      this.logger.warn(
+        { dropped: this.dropped },
+        'Spans dropped: the span export thread is behind (short of CPU)',
+      );
+      this.dropped = 0;
+      this.lastDropWarning = now;
+    }
+    return false;
+  }
+
   private buffered(): void {
     if (this.spans.length >= POST_BATCH) this.post();
     else this.postTimer ??= setTimeout(() => this.post(), POST_AFTER_MS).unref();
@@ -68,6 +95,7 @@ export class SpanExportThread implements SpanProcessor {
     this.postTimer = undefined;
     if (this.spans.length === 0) return;
     this.send({ type: 'spans', spans: this.spans });
+    this.untaken += this.spans.length;
     this.spans = [];
   }
 
@@ -96,9 +124,13 @@ export class SpanExportThread implements SpanProcessor {
     });
     // Spans are telemetry: they never keep the process from exiting.
     thread.unref();
-    thread.on('message', ({ id }: ExportThreadReply) => {
-      this.replies.get(id)?.();
-      this.replies.delete(id);
+    thread.on('message', (reply: ExportThreadReply) => {
+      if ('taken' in reply) {
+        this.untaken -= reply.taken;
+        return;
+      }
+      this.replies.get(reply.id)?.();
+      this.replies.delete(reply.id);
     });
     thread.on('error', (error) =>
       this.logger.error(
