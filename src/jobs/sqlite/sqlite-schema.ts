@@ -63,8 +63,7 @@ function preparedStoreId(db: DatabaseSync): string | undefined {
     .get();
   if (identity === undefined) return undefined;
   return db.prepare('SELECT store_id FROM store_identity WHERE id = 1').get()?.store_id as
-    | string
-    | undefined;
+    string | undefined;
 }
 
 /**
