@@ -15,8 +15,8 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { TracerProvider } from '@opentelemetry/sdk-trace';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AppError } from '../common/app-error';
 import type { Logger } from 'pino';
+import type { AppError } from '../common/app-error';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
 import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
 import { traceHeadersOf, type StoredTraceContext } from './job-trace';

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
-import { lowerThreadPriority } from '../workers/thread-priority';
+import { LOWEST_PRIORITY, lowerThreadPriority } from '../workers/thread-priority';
 import { readableOf, type ExportedSpan } from './exported-span';
 import { exporterFor, resourceOf, SCOPE, type TracingConfig } from './otlp-export';
 
@@ -19,11 +19,9 @@ export type ExportThreadMessage =
 /** The export thread's answer: a batch taken into its batch processor, or a `flush` or `shutdown` done. */
 export type ExportThreadReply = { readonly taken: number } | { readonly id: number };
 
-/** Spans are telemetry: where cores are short, the event loop and the tasks go first. */
-const LOWEST_PRIORITY_INCREMENT = 19;
-
 const config = workerData as TracingConfig;
-lowerThreadPriority(LOWEST_PRIORITY_INCREMENT);
+// Spans are telemetry: where cores are short, the event loop and the tasks go first.
+lowerThreadPriority(LOWEST_PRIORITY);
 const resource = resourceOf(config);
 const processor = new BatchSpanProcessor({
   exporter: exporterFor(config),

@@ -1,7 +1,7 @@
 import { getPriority, setPriority } from 'node:os';
 
 /** The highest nice value, the lowest priority. */
-const LOWEST_PRIORITY = 19;
+export const LOWEST_PRIORITY = 19;
 
 /**
  * Whether a thread can lower its own priority without touching the others.
