@@ -137,7 +137,7 @@ export class EnvironmentVariables {
   @IsInt({ message: 'POOL_THREADS must be `auto` or a whole number' })
   POOL_THREADS: number | 'auto' = 'auto';
 
-  /** Tasks waiting per process, a memory backstop (the scheduler admits by time); past it: 503 `POOL_SATURATED`. `auto`: 128 per thread. */
+  /** Tasks waiting per process, a memory backstop (the scheduler admits by time); past it: 503 `POOL_SATURATED` (reason `backstop`). `auto`: as many as a sixteenth of the process's memory holds at 16 KiB each (the container's limit, else the machine's, shared among `CLUSTER_PROCESSES`), at least 128 per thread. */
   @autoOrNumber()
   @ValidateIf(isNotAuto('POOL_MAX_QUEUE'))
   @Min(0)

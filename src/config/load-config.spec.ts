@@ -207,8 +207,13 @@ describe(loadConfig.name, () => {
     ]);
   });
 
-  it('derives the auto queue limit from the thread count', () => {
-    expect(loadConfig({ CLUSTER_PROCESSES: '1' }, machine).pool.maxQueue).toBe(512);
+  it('derives the auto queue limit from the memory a process may hold in waiting tasks', () => {
+    // A sixteenth of 8 GiB in 16 KiB per waiting task; the processes share it.
+    expect(loadConfig({ CLUSTER_PROCESSES: '1' }, machine).pool.maxQueue).toBe(32_768);
+    expect(loadConfig({ CLUSTER_PROCESSES: '4' }, machine).pool.maxQueue).toBe(8_192);
+    // Never below 128 per thread, however little memory there is.
+    const small = { ...machine, memoryBytes: 64 * 1024 * 1024 };
+    expect(loadConfig({ CLUSTER_PROCESSES: '1' }, small).pool.maxQueue).toBe(512);
     expect(loadConfig({ POOL_MAX_QUEUE: '5' }, machine).pool.maxQueue).toBe(5);
   });
 

@@ -5,13 +5,26 @@ import { usableMemory, type MachineFacts } from './machine-facts';
 import { memoryDefaults, type MemoryDefaults } from './memory-limits';
 
 /**
- * Queue slots per thread when `POOL_MAX_QUEUE=auto`. The scheduler admits by
- * time and the body budget bounds the bytes, so this only bounds bookkeeping.
- * It must hold every client that waits: a smaller backstop made each newcomer
- * shed a waiting task, and the 503s retried at once took the cores from the
- * threads (docs/adr/0020-backstop-holds-the-waiting-clients.md).
+ * The least `POOL_MAX_QUEUE=auto` gives each thread. The scheduler admits by
+ * time and the body budget bounds the bytes, so the backstop only bounds what
+ * a waiting task holds besides its body; it must hold every client that
+ * waits: a smaller backstop made each newcomer shed a waiting task, and the
+ * 503s retried at once took the cores from the threads
+ * (docs/adr/0020-backstop-holds-the-waiting-clients.md).
  */
 export const AUTO_QUEUE_PER_THREAD = 128;
+
+/**
+ * What one waiting task holds besides its body (request and reply objects,
+ * its input, the scheduler's entry), rounded up from what a crowd of waiting
+ * tiny tasks measured, and the share of a process's memory that waiting
+ * tasks may hold: `POOL_MAX_QUEUE=auto` is that share over that size, so a
+ * crowd of thousands of patient clients waits in line rather than being
+ * refused (docs/adr/0052-a-crowd-waits-in-line.md).
+ */
+export const WAITING_TASK_BYTES = 16 * 1024;
+export const WAITING_TASKS_MEMORY_SHARE = 1 / 16;
+const MAX_QUEUE_CEILING = 1_000_000;
 
 /** Share of the heap cap past which a thread is recycled (`WORKER_RECYCLE_HEAP_MB=auto`). */
 export const AUTO_RECYCLE_HEAP_SHARE = 0.75;
@@ -36,6 +49,8 @@ export interface ProcessFacts {
 
 /** How many processes and threads run, and each one's memory: the other `auto` values follow. */
 interface Shape {
+  /** The memory the processes share (the container's limit, else the machine's). */
+  readonly memoryBytes: number;
   readonly processes: number;
   readonly threads: number;
   readonly memory: MemoryDefaults;
@@ -87,13 +102,14 @@ function resolveShape(vars: EnvironmentVariables, machine: MachineFacts): Shape 
     vars.POOL_THREADS === 'auto'
       ? Math.max(1, Math.floor(machine.cores / processes))
       : vars.POOL_THREADS;
+  const memoryBytes = machine.memoryBytes ?? usableMemory();
   const memory = memoryDefaults({
-    memoryBytes: machine.memoryBytes ?? usableMemory(),
+    memoryBytes,
     processes,
     threads,
     binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
   });
-  return { processes, threads, memory };
+  return { memoryBytes, processes, threads, memory };
 }
 
 function httpConfig(vars: EnvironmentVariables, { memory }: Shape): AppConfig['http'] {
@@ -128,7 +144,7 @@ function httpConfig(vars: EnvironmentVariables, { memory }: Shape): AppConfig['h
 function poolConfig(
   vars: EnvironmentVariables,
   machine: MachineFacts,
-  { threads, memory }: Shape,
+  { memoryBytes, processes, threads, memory }: Shape,
 ): AppConfig['pool'] {
   const heapCapMb =
     vars.WORKER_MAX_OLD_GENERATION_MB === 'auto'
@@ -138,7 +154,7 @@ function poolConfig(
     threads,
     maxQueue:
       vars.POOL_MAX_QUEUE === 'auto'
-        ? Math.max(1, threads) * AUTO_QUEUE_PER_THREAD
+        ? autoMaxQueue(memoryBytes / processes, threads)
         : vars.POOL_MAX_QUEUE,
     taskTimeoutMs: vars.TASK_TIMEOUT_MS,
     maxOldGenerationMb: heapCapMb,
@@ -265,4 +281,13 @@ function safeDecode(value: string): string {
   } catch {
     return value;
   }
+}
+
+/** `POOL_MAX_QUEUE=auto`: the waiting tasks that a process's share of memory holds. */
+function autoMaxQueue(processMemoryBytes: number, threads: number): number {
+  const byMemory = Math.floor(
+    (processMemoryBytes * WAITING_TASKS_MEMORY_SHARE) / WAITING_TASK_BYTES,
+  );
+  const floor = Math.max(1, threads) * AUTO_QUEUE_PER_THREAD;
+  return Math.min(MAX_QUEUE_CEILING, Math.max(floor, byMemory));
 }

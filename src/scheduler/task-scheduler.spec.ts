@@ -17,6 +17,8 @@ interface Harness {
   /** Runs `task` alone `runs` times, each taking `ms`: the model then knows its cost. */
   measure(task: string, ms: number, runs?: number, size?: number): Promise<void>;
   advance(ms: number): void;
+  /** A client gives up on a task that waits: the evidence that turns a standing queue into overload. */
+  giveUp(): Promise<void>;
   /** Moves the test clock and the fake timers together, a millisecond at a time. */
   elapse(ms: number): void;
   readonly clock: { now: number };
@@ -46,6 +48,12 @@ function harness(options: Partial<SchedulerOptions> = {}): Harness {
     clock,
     advance: (ms) => {
       clock.now += ms;
+    },
+    async giveUp() {
+      const signal = new Cancellation();
+      const waiting = settled(this.submit('gives-up', {}, signal));
+      signal.abort('cancelled');
+      await waiting;
     },
     elapse: (ms) => {
       for (let i = 0; i < ms; i++) {
@@ -90,6 +98,7 @@ async function overloaded(): Promise<Harness> {
   void h.submit('b');
   // c and d run through the tests that follow, which measure only how long they waited.
   for (const name of ['c', 'd']) void h.submit(name, { task: 'blocker' });
+  await h.giveUp();
   await h.finish('running', 100);
   await h.finish('b', 100);
   expect(h.scheduler.state().mode).toBe('lifo');
@@ -122,10 +131,11 @@ describe(TaskScheduler.name, () => {
     expect(h.scheduler.state().mode).toBe('fifo');
   });
 
-  it('serves the newest first once the delay stayed above the target for an interval (LIFO)', async () => {
+  it('serves the newest first once the delay stayed above the target for an interval and a client gave up (LIFO)', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50 });
     void h.submit('running');
     for (const name of ['b', 'c', 'd', 'e', 'f']) void h.submit(name);
+    await h.giveUp();
     await h.finish('running', 100); // b waited 100 ms: above the target, the interval starts
     await h.finish('b', 100); // c waited 200 ms, the interval is over: overloaded
     expect(h.scheduler.state().mode).toBe('lifo');
@@ -135,10 +145,61 @@ describe(TaskScheduler.name, () => {
     expect(h.started).toEqual(['running', 'b', 'c', 'f', 'e', 'd']);
   });
 
+  it('serves a patient crowd in line: a standing queue whose clients all wait is no overload', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50, costPriorMs: 100 });
+    void h.submit('running', { clientDeadline: false });
+    const crowd = ['b', 'c', 'd', 'e', 'f'].map((name) =>
+      h.submit(name, { clientDeadline: false }),
+    );
+    await h.finish('running', 100);
+    await h.finish('b', 100); // c waited 200 ms: a standing queue, but nobody gave up
+    expect(h.scheduler.state().mode).toBe('fifo');
+    // A newcomer without a deadline waits 300 ms behind d, e and f, well past
+    // the target plus its own 100 ms: it still waits, in line.
+    crowd.push(h.submit('g', { clientDeadline: false }));
+    for (const name of ['c', 'd', 'e', 'f', 'g']) await h.finish(name, 100);
+    await expect(Promise.all(crowd)).resolves.toEqual(['b', 'c', 'd', 'e', 'f', 'g']);
+    expect(h.started).toEqual(['running', 'b', 'c', 'd', 'e', 'f', 'g']);
+    expect(h.scheduler.state().refusals).toEqual({
+      deadline: 0,
+      'too-long': 0,
+      'queue-delay': 0,
+      backstop: 0,
+    });
+  });
+
+  it('counts a task shed for its deadline as a client giving up', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50 });
+    await h.measure('work', 100, 4);
+    void h.submit('running');
+    // Admitted behind a run of 100 ms; the run takes longer, and its latest start passes.
+    const late = settled(h.submit('late', { deadlineAt: h.clock.now + 250 }));
+    for (const name of ['b', 'c', 'd']) void h.submit(name);
+    h.elapse(160);
+    expect(await late).toMatchObject({ facts: { reason: 'too-long' } });
+    await h.finish('running', 140);
+    await h.finish('b', 100); // c waited 400 ms: a standing queue, and a deadline was missed
+    expect(h.scheduler.state().mode).toBe('lifo');
+  });
+
+  it('returns to FIFO once no client gave up for two windows of ten intervals, the queue still standing', async () => {
+    const h = harness({ targetDelayMs: 10, intervalMs: 50 });
+    void h.submit('running');
+    for (const name of ['b', 'c', 'd', 'e', 'f', 'g', 'h']) void h.submit(name);
+    await h.giveUp();
+    await h.finish('running', 100);
+    await h.finish('b', 100);
+    expect(h.scheduler.state().mode).toBe('lifo');
+    await h.finish('c', 800); // 1 s since the client gave up: two windows of 10 × 50 ms
+    expect(h.scheduler.state().mode).toBe('fifo');
+    expect(h.started).toEqual(['running', 'b', 'c', 'd']);
+  });
+
   it('returns to FIFO once the queue has emptied', async () => {
     const h = harness({ targetDelayMs: 10, intervalMs: 50 });
     void h.submit('running');
     for (const name of ['b', 'c', 'd']) void h.submit(name);
+    await h.giveUp();
     await h.finish('running', 100);
     await h.finish('b', 100);
     expect(h.scheduler.state().mode).toBe('lifo');
@@ -300,6 +361,7 @@ describe(TaskScheduler.name, () => {
   it('sheds the oldest undated task for a newcomer when the queue is full while overloaded', async () => {
     const h = harness({ maxQueue: 3, targetDelayMs: 10, intervalMs: 50 });
     void h.submit('running', { clientDeadline: false });
+    await h.giveUp();
     const waiting = ['b', 'c', 'd'].map((name) =>
       settled(h.submit(name, { clientDeadline: false })),
     );
@@ -337,6 +399,7 @@ describe(TaskScheduler.name, () => {
     void h.submit('running', { key: 'a' });
     for (const name of ['b', 'c', 'd', 'e']) void h.submit(name, { key: 'a' });
     for (const name of ['x', 'y']) void h.submit(name, { key: 'x' });
+    await h.giveUp();
     await h.finish('running', 100);
     await h.finish(h.started.at(-1) as string, 100);
     expect(h.scheduler.state().mode).toBe('lifo');

@@ -4,6 +4,7 @@ import { JOBS_CLIENT_KEY as JOBS_KEY } from '../auth/client-key';
 import { CoDel } from './codel';
 import { CostModel, type CostEstimate } from './cost-model';
 import { FairQueue, type ServeOrder, type WorkMeasure } from './fair-queue';
+import { Impatience } from './impatience';
 import { Probes } from './probes';
 import { refusal, type RefusalEstimate, type RefusalReason } from './refusal';
 import type { BatchSink, SchedulerOptions, SchedulerState, Ticket } from './scheduler-types';
@@ -32,6 +33,12 @@ const RECHECK_MIN_MS = 25;
 /** … at the latest after this fraction of the shortest deadline waiting (bounded below and above). */
 const RECHECK_FRACTION = 8;
 const RECHECK_MAX_MS = 1000;
+/**
+ * CoDel's standing queue turns into shedding and newest-first service only
+ * while clients are seen giving up on waiting tasks (`impatience.ts`), over
+ * windows of this many intervals.
+ */
+const IMPATIENCE_WINDOW_INTERVALS = 10;
 
 /**
  * The queue discipline in front of the pool's threads, in one unit:
@@ -49,11 +56,13 @@ const RECHECK_MAX_MS = 1000;
  * - **looking again**: as runs complete (and at the latest every eighth of the
  *   shortest deadline waiting), the waiting tasks are estimated anew and those
  *   that can no longer finish are refused then, not at their deadline.
- * - **CoDel and adaptive LIFO**: while the queue delay stays above the target
- *   (`codel.ts`), each key's newest waiting task runs first, since its client
- *   is the most surely still there, and a task without a client deadline
- *   that would wait longer than the target plus its own run time is refused
- *   (`queue-delay`); FIFO otherwise.
+ * - **CoDel and adaptive LIFO, on evidence**: while the queue delay stays
+ *   above the target (`codel.ts`) and clients are seen giving up (a waiting
+ *   task abandoned, or shed for its deadline, lately), each key's newest
+ *   waiting task runs first, since its client is the most surely still
+ *   there, and a task without a client deadline that would wait longer than
+ *   the target plus its own run time is refused (`queue-delay`); FIFO
+ *   otherwise: a patient crowd is served in line, not refused.
  * - **rescue before the deadline**: newest-first service must not starve a
  *   patient caller. A waiting task whose latest start (its deadline minus its
  *   run time) is its run time plus the target away moves ahead of its own
@@ -82,6 +91,7 @@ export class TaskScheduler {
   private recheckDueAt = Infinity;
   private lastRecheckAt = -Infinity;
   private jobsRunning = 0;
+  private readonly impatience: Impatience;
   private readonly batches = { sent: 0, tasks: 0 };
   private readonly now: () => number;
 
@@ -93,6 +103,7 @@ export class TaskScheduler {
     this.costs = new CostModel(options.costPriorMs, this.now, options.slots);
     this.probes = new Probes(this.costs);
     this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
+    this.impatience = new Impatience(options.intervalMs * IMPATIENCE_WINDOW_INTERVALS);
   }
 
   /** Tasks waiting for a thread. */
@@ -156,7 +167,9 @@ export class TaskScheduler {
       this.armRescue(waiting, now);
       this.recheckWithin(now, (ticket.deadlineAt - now) / RECHECK_FRACTION);
       stopFollowing = this.follow(signal, () => {
-        if (this.leave(waiting)) reject(abortError());
+        if (!this.leave(waiting)) return;
+        this.impatience.left(this.now(), true);
+        reject(abortError());
       });
     });
   }
@@ -207,7 +220,7 @@ export class TaskScheduler {
     const aheadMs = this.queue.workAhead(ticket.key, estimate.ms, order);
     const queueDelayMs = aheadMs / slots;
     if (
-      this.codel.overloaded &&
+      this.shedding() &&
       this.patienceUnknown(ticket) &&
       queueDelayMs > this.options.targetDelayMs + estimate.ms
     ) {
@@ -231,7 +244,7 @@ export class TaskScheduler {
   private makeRoomFor(ticket: Ticket): boolean {
     let shed = this.queue.shedFattest(this.queue.waitingOf(ticket.key) + 1);
     let reason: RefusalReason = 'backstop';
-    if (shed === undefined && (this.codel.overloaded || !this.patienceUnknown(ticket))) {
+    if (shed === undefined && (this.shedding() || !this.patienceUnknown(ticket))) {
       shed = this.queue.shedFattest(0, (waiting) => this.patienceUnknown(waiting.ticket));
       reason = 'queue-delay';
     }
@@ -300,6 +313,7 @@ export class TaskScheduler {
         continue;
       }
       const delayMs = now - next.enqueuedAt;
+      this.impatience.left(now, false);
       this.codel.dequeued(delayMs, now);
       this.options.onDelay?.(delayMs);
       return next;
@@ -433,6 +447,7 @@ export class TaskScheduler {
   }
 
   private refuseLate(waiting: Waiting, now: number): AppError {
+    this.impatience.left(now, true);
     const ownMs = neededToStart(waiting.estimate);
     const leftMs = waiting.ticket.deadlineAt - now;
     return this.refuse('too-long', this.backlogMs() / this.options.slots, {
@@ -503,7 +518,10 @@ export class TaskScheduler {
         }
         if (waitMs + waiting.floorMs > leftMs) {
           const facts = { aheadMs: waitMs, ownMs: waiting.floorMs, leftMs };
-          if (this.leave(waiting)) waiting.fail(this.refuse('deadline', waitMs, facts));
+          if (this.leave(waiting)) {
+            this.impatience.left(now, true);
+            waiting.fail(this.refuse('deadline', waitMs, facts));
+          }
           continue;
         }
         ownAheadMs = reach;
@@ -543,7 +561,16 @@ export class TaskScheduler {
   }
 
   private order(): ServeOrder {
-    return this.codel.overloaded ? 'lifo' : 'fifo';
+    return this.shedding() ? 'lifo' : 'fifo';
+  }
+
+  /**
+   * Overload mode: a standing queue (CoDel) while clients are seen giving up.
+   * A standing queue alone is a crowd served in line; shedding it would only
+   * turn answers that arrive in time into refusals asked again at once.
+   */
+  private shedding(): boolean {
+    return this.codel.overloaded && this.impatience.seen(this.now());
   }
 }
 
