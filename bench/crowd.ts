@@ -8,6 +8,7 @@
  *   npm run bench:crowd                      # ~6 minutes on 2 cores
  *   npm run bench:crowd -- --quick           # shorter and noisier
  *   npm run bench:crowd -- --clients=1000 --tasks=tiny --servers=lean,default
+ *   npm run bench:crowd -- --variant=NAME=VALUE,…  # the default shape with those settings too
  *
  * Per server (corepool in its default shape, corepool as 1 process × 2
  * threads, the lean peer — bare Fastify + Piscina, one process, no queue
@@ -23,6 +24,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { buildIfNeeded } from './lib/build';
 import { probe } from './lib/load';
+import { variantsOf } from './lib/variants';
 import { noteFileName, REPORT_PATHS } from './lib/report';
 import { startBaseline, startService, type Server } from './lib/servers';
 
@@ -62,6 +64,16 @@ interface ServerPlan {
   readonly path: string;
   readonly corepool: boolean;
 }
+
+const VARIANTS: readonly ServerPlan[] = variantsOf(process.argv).map(({ key, env }) => ({
+  key,
+  label: `corepool, default shape, ${Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(', ')}`,
+  path: '/api/compute',
+  corepool: true,
+  start: () => startService(`corepool ${key}`, { LOG_LEVEL: 'warn', ...env }),
+}));
 
 const SERVERS: readonly ServerPlan[] = [
   {
@@ -201,7 +213,9 @@ export async function runCrowd(options: {
   tasks?: readonly TaskName[];
   clients?: readonly number[];
 }): Promise<CrowdCell[]> {
-  const servers = SERVERS.filter((plan) => options.servers?.includes(plan.key) ?? true);
+  const servers = [...SERVERS, ...VARIANTS].filter(
+    (plan) => options.servers?.includes(plan.key) ?? true,
+  );
   const tasks = options.tasks ?? (['tiny', 'medium'] as const);
   const sizes = options.clients ?? [100, 1_000, 10_000];
   const cells: CrowdCell[] = [];
@@ -249,7 +263,9 @@ export function crowdTable(cells: readonly CrowdCell[]): string {
 
 async function main(): Promise<void> {
   buildIfNeeded(log);
-  const filtered = ['servers', 'tasks', 'clients'].some((name) => listArg(name) !== undefined);
+  const filtered =
+    VARIANTS.length > 0 ||
+    ['servers', 'tasks', 'clients'].some((name) => listArg(name) !== undefined);
   const startedAt = new Date();
   const loadBefore = loadavg()[0]!;
   const cells = await runCrowd({

@@ -24,6 +24,8 @@ import { rawBodyTask } from './http/raw-body-routes';
 import { requestId, routeProfileOf } from './http/request-context';
 import { ShutdownService } from './lifecycle/shutdown.service';
 import { AccessLog } from './logging/access-log';
+import { IntakeGate } from './http/intake-gate';
+import { LoopUtilization } from './http/loop-utilization';
 import { fastifyLogger } from './logging/lazy-request-logger';
 import { createRootLogger } from './logging/root-logger';
 import { HttpMetricsService } from './metrics/http-metrics.service';
@@ -98,6 +100,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const registry = app.get(TaskRegistry);
   const shutdown = app.get(ShutdownService);
   shutdown.bind(fastify.server);
+  if (config.http.intake.maxInProgress > 0) {
+    const loop = new LoopUtilization();
+    new IntakeGate(config.http.intake, loop).bind(fastify.server);
+    fastify.addHook('onClose', (_instance, done) => {
+      loop.stop();
+      done();
+    });
+  }
   fastify.addHook('onClose', (_instance, done) => {
     authenticator?.close();
     done();

@@ -41,6 +41,13 @@ export abstract class AppConfig {
     readonly maxRequestsPerConnection: number;
     /** A connection older than this is closed after its next response; 0: never. */
     readonly maxConnectionAgeMs: number;
+    /** Pushing back at the socket when the event loop is the limit (`IntakeGate`). */
+    readonly intake: {
+      /** Requests in progress past which connections wait, unread; 0: never. */
+      readonly maxInProgress: number;
+      /** Event-loop utilization from which the loop counts as saturated. */
+      readonly loopUtilization: number;
+    };
   };
   abstract readonly cluster: {
     /** HTTP processes (`CLUSTER_PROCESSES`); 1 means no primary, no fork. */

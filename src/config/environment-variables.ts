@@ -414,6 +414,21 @@ export class EnvironmentVariables {
   @IsInt()
   HTTP_MAX_CONNECTION_AGE_MS = 5_000;
 
+  /** Requests in progress per process (read, not yet answered) past which, while the event loop is saturated (`HTTP_INTAKE_LOOP_UTILIZATION`), a keep-alive connection's next request is left unread in the kernel until its turn: clients wait in line at the socket instead of receiving 503s they would repeat at once (see docs/overload.md). Probes are never held. `auto`: 64 per thread, at least 64. `0`: never hold. */
+  @autoOrNumber()
+  @ValidateIf(isNotAuto('HTTP_INTAKE_MAX_IN_PROGRESS'))
+  @Min(0)
+  @Max(1_000_000)
+  @IsInt({ message: 'HTTP_INTAKE_MAX_IN_PROGRESS must be `auto` or a whole number' })
+  HTTP_INTAKE_MAX_IN_PROGRESS: number | 'auto' = 'auto';
+
+  /** The event loop's utilization (the share of each 100 ms it spends running callbacks, 0 to 1) from which it counts as saturated, for `HTTP_INTAKE_MAX_IN_PROGRESS`. */
+  @Type(() => Number)
+  @Min(0)
+  @Max(1)
+  @IsNumber()
+  HTTP_INTAKE_LOOP_UTILIZATION = 0.9;
+
   /** `off` (the default): a busy pool never fails readiness, since every replica behind one load balancer saturates together and failing them all empties the Service (docs/adr/0043-readiness-means-can-serve.md); admission answers the excess with 503 `POOL_SATURATED` and the autoscaler adds replicas. A share of `POOL_MAX_QUEUE`: readiness also fails when the queue is this full, and recovers when it is down to half of that, for load balancers that send a removed replica's traffic to replicas with room. */
   @offOrNumber()
   @ValidateIf(isNotOff('READY_QUEUE_HIGH_WATER'))

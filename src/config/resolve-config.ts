@@ -26,6 +26,14 @@ export const WAITING_TASK_BYTES = 16 * 1024;
 export const WAITING_TASKS_MEMORY_SHARE = 1 / 16;
 const MAX_QUEUE_CEILING = 1_000_000;
 
+/**
+ * Requests in progress per thread that `HTTP_INTAKE_MAX_IN_PROGRESS=auto`
+ * reads while the event loop is saturated: enough to keep each thread's
+ * batches full, few enough that the loop's turn comes round quickly
+ * (docs/adr/0052-a-crowd-waits-in-line.md).
+ */
+export const AUTO_IN_PROGRESS_PER_THREAD = 64;
+
 /** Share of the heap cap past which a thread is recycled (`WORKER_RECYCLE_HEAP_MB=auto`). */
 export const AUTO_RECYCLE_HEAP_SHARE = 0.75;
 
@@ -112,7 +120,7 @@ function resolveShape(vars: EnvironmentVariables, machine: MachineFacts): Shape 
   return { memoryBytes, processes, threads, memory };
 }
 
-function httpConfig(vars: EnvironmentVariables, { memory }: Shape): AppConfig['http'] {
+function httpConfig(vars: EnvironmentVariables, { memory, threads }: Shape): AppConfig['http'] {
   return {
     port: vars.PORT,
     host: vars.HOST,
@@ -138,6 +146,13 @@ function httpConfig(vars: EnvironmentVariables, { memory }: Shape): AppConfig['h
         : vars.HTTP_CONNECTION_TIMEOUT_MS,
     maxRequestsPerConnection: vars.HTTP_MAX_REQUESTS_PER_CONNECTION,
     maxConnectionAgeMs: vars.HTTP_MAX_CONNECTION_AGE_MS,
+    intake: {
+      maxInProgress:
+        vars.HTTP_INTAKE_MAX_IN_PROGRESS === 'auto'
+          ? Math.max(1, threads) * AUTO_IN_PROGRESS_PER_THREAD
+          : vars.HTTP_INTAKE_MAX_IN_PROGRESS,
+      loopUtilization: vars.HTTP_INTAKE_LOOP_UTILIZATION,
+    },
   };
 }
 
