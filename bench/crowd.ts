@@ -137,7 +137,11 @@ function crowd(
         timeout: CLIENT_TIMEOUT_S,
       },
       (error: unknown, result: autocannon.Result) =>
-        error ? fail(error instanceof Error ? error : new Error(String(error))) : done(result),
+        error instanceof Error
+          ? fail(error)
+          : error
+            ? fail(new Error('autocannon failed'))
+            : done(result),
     );
   });
 }
@@ -146,7 +150,9 @@ function crowd(
 async function refusalsOf(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const counts: Record<string, number> = {};
-  for (const match of text.matchAll(/^compute_scheduler_refusals_total\{reason="([^"]+)"\} (\S+)/gm)) {
+  for (const match of text.matchAll(
+    /^compute_scheduler_refusals_total\{reason="([^"]+)"\} (\S+)/gm,
+  )) {
     counts[match[1]!] = Number(match[2]);
   }
   return counts;
@@ -298,7 +304,9 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

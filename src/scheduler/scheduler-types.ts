@@ -39,6 +39,14 @@ export interface SchedulerOptions {
   readonly now?: () => number;
   /** Small tasks a free thread takes together, when several wait; absent: one task per thread. */
   readonly batch?: BatchOptions;
+  /**
+   * The time a completed task spent on its thread, by the thread's own clock
+   * (ms), read from its result; absent or undefined: the time from its start
+   * to its answer here. The thread's clock leaves out the time the answer
+   * waited for a busy event loop, which is no cost of the task's: a crowd
+   * that saturates the loop must not make tasks look dear (ADR 0052).
+   */
+  readonly threadMsOf?: (result: unknown) => number | undefined;
 }
 
 /**

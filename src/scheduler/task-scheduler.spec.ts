@@ -497,6 +497,59 @@ describe(TaskScheduler.name, () => {
     expect(h.started).toEqual(['job-1', 'client', 'job-2']);
   });
 
+  it("learns a task's cost from its thread's own clock, not from how late a busy loop read the answer", async () => {
+    const clock = { now: 0 };
+    const scheduler = new TaskScheduler(
+      {
+        slots: 1,
+        maxQueue: 100,
+        targetDelayMs: 10,
+        intervalMs: 50,
+        costPriorMs: 10,
+        jobsMaxThreads: 1,
+        maxRetryAfterSeconds: 30,
+        now: () => clock.now,
+        threadMsOf: (result) => (result as { runMs: number }).runMs,
+      },
+      (signal, listener) => onCancel(signal as CancelSignal, listener),
+    );
+    const ticket = (deadlineAt: number): Ticket => ({
+      task: 'tiny',
+      size: 1,
+      key: 'a',
+      deadlineAt,
+      clientDeadline: false,
+    });
+    // Each run took 1 ms on its thread; its answer was read 500 ms later, the loop being busy.
+    for (let run = 0; run < 4; run++) {
+      await scheduler.run(
+        ticket(1e9),
+        () => {
+          clock.now += 500;
+          return Promise.resolve({ runMs: 1 });
+        },
+        new Cancellation(),
+      );
+    }
+    // Behind one running and three waiting such tasks, 50 ms is plenty.
+    let release: () => void = () => undefined;
+    const running = scheduler.run(
+      ticket(1e9),
+      () => new Promise<{ runMs: number }>((done) => (release = () => done({ runMs: 1 }))),
+      new Cancellation(),
+    );
+    const crowd = [0, 1, 2].map(() =>
+      scheduler.run(
+        ticket(clock.now + 50),
+        () => Promise.resolve({ runMs: 1 }),
+        new Cancellation(),
+      ),
+    );
+    release();
+    await expect(Promise.all([running, ...crowd])).resolves.toHaveLength(4);
+    expect(scheduler.state().refusals).toMatchObject({ deadline: 0, 'too-long': 0 });
+  });
+
   it('rejects with an AbortError and never starts a task cancelled while it waits', async () => {
     const h = harness();
     void h.submit('running');

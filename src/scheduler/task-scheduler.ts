@@ -147,7 +147,7 @@ export class TaskScheduler {
           const started = startTask(start, batch);
           // Registered first, so the slot is settled (and the next task started) before the caller hears.
           started.then(
-            () => settled(true),
+            (result) => settled(true, this.options.threadMsOf?.(result)),
             () => settled(false),
           );
           started.then(resolve, reject);
@@ -367,10 +367,10 @@ export class TaskScheduler {
       this.batches.tasks += members.length;
     }
     for (const member of members) {
-      member.begin(batch, (completed) => {
+      member.begin(batch, (completed, threadMs) => {
         const elapsed = (this.now() - thread.startedAt) / members.length;
         const { task, size } = member.ticket;
-        if (completed) this.costs.record(task, elapsed, size);
+        if (completed) this.costs.record(task, threadMs ?? elapsed, size);
         else this.costs.recordAtLeast(task, elapsed, size);
         unsettled -= 1;
         if (unsettled > 0) return;

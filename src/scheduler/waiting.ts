@@ -17,7 +17,10 @@ export interface Waiting {
   /** May share a thread's message with other tasks (`SchedulerOptions.batch`). */
   readonly batchable: boolean;
   /** Hands the task to its thread, alone or into `batch`; settles the caller's promise. */
-  readonly begin: (batch: BatchSink | undefined, settled: (completed: boolean) => void) => void;
+  readonly begin: (
+    batch: BatchSink | undefined,
+    settled: (completed: boolean, threadMs?: number) => void,
+  ) => void;
   readonly fail: (error: AppError) => void;
   place: 'line' | 'rescue' | 'gone';
   handle?: QueuedHandle;

@@ -66,8 +66,9 @@ export class PiscinaDispatch implements TaskDispatch {
                 batching.onThreadLost,
               ),
           };
-    this.scheduler = new TaskScheduler({ ...options, batch }, (signal, listener) =>
-      onCancel(signal as Cancellation, listener),
+    this.scheduler = new TaskScheduler(
+      { ...options, batch, threadMsOf: (response) => (response as TaskResponse).runMs },
+      (signal, listener) => onCancel(signal as Cancellation, listener),
     );
   }
 
