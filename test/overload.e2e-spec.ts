@@ -170,6 +170,22 @@ describe('overload control (real server, real threads)', () => {
           all.push(sleepTask(service, name, 100, PATIENT, answered));
         }
         await untilQueued(service, names.length);
+        // A client gives up on its waiting task: the evidence that the standing queue costs answers.
+        const leaving = new AbortController();
+        const gaveUp = fetch(`${service.url}/api/tasks/sleep`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...PATIENT },
+          body: JSON.stringify({ ms: 100 }),
+          signal: leaving.signal,
+        }).catch((error: unknown) => error);
+        await untilQueued(service, names.length + 1);
+        leaving.abort();
+        await gaveUp;
+        await waitUntil(
+          'the client that gave up gone from the queue',
+          () => service.app.get(WorkerPoolService).stats().queueSize === names.length,
+          { intervalMs: 5 },
+        );
         expect(answered).toEqual([]);
         expect((await Promise.all(all)).every((answer) => answer.status === 200)).toBe(true);
         // b and c leave in arrival order while CoDel's interval runs; then the newest first.
@@ -183,6 +199,32 @@ describe('overload control (real server, real threads)', () => {
           intervalMs: 50,
           refusals: { deadline: 0, 'too-long': 0, 'queue-delay': 0, backstop: 0 },
         });
+      } finally {
+        await service.close();
+      }
+    });
+
+    it('serves a standing queue in arrival order while no client gives up (a patient crowd)', async () => {
+      const service = await startApp({
+        ...ONE_THREAD,
+        SCHEDULER_TARGET_DELAY_MS: '10',
+        SCHEDULER_INTERVAL_MS: '50',
+      });
+      try {
+        const answered: string[] = [];
+        // No deadline header: before, such a crowd's newcomers were refused for queue delay.
+        const all = [sleepTask(service, 'busy', 2_000, {}, answered)];
+        await untilRunning(service);
+        const names = ['b', 'c', 'd', 'e', 'f'];
+        for (const [index, name] of names.entries()) {
+          await untilQueued(service, index);
+          all.push(sleepTask(service, name, 100, {}, answered));
+        }
+        await untilQueued(service, names.length);
+        expect((await Promise.all(all)).map((answer) => answer.status)).toEqual([
+          200, 200, 200, 200, 200, 200,
+        ]);
+        expect(answered).toEqual(['busy', ...names]);
       } finally {
         await service.close();
       }

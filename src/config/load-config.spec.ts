@@ -77,6 +77,8 @@ describe(loadConfig.name, () => {
       connectionTimeoutMs: 70_000,
       maxRequestsPerConnection: 0,
       maxConnectionAgeMs: 5_000,
+      // One thread in each of the 4 processes: 64 requests in progress before the loop pushes back.
+      intake: { maxInProgress: 64, loopUtilization: 0.9 },
     });
     expect(config.cluster.schedulingPolicy).toBe('kernel');
     expect(config.cluster.maxSemiSpaceMb).toBe(0);

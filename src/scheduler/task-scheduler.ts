@@ -36,9 +36,11 @@ const RECHECK_MAX_MS = 1000;
 /**
  * CoDel's standing queue turns into shedding and newest-first service only
  * while clients are seen giving up on waiting tasks (`impatience.ts`), over
- * windows of this many intervals.
+ * windows of this many intervals, and at least this long: clients' patience
+ * is counted in seconds, whatever the interval.
  */
 const IMPATIENCE_WINDOW_INTERVALS = 10;
+const IMPATIENCE_WINDOW_MIN_MS = 5_000;
 
 /**
  * The queue discipline in front of the pool's threads, in one unit:
@@ -103,7 +105,9 @@ export class TaskScheduler {
     this.costs = new CostModel(options.costPriorMs, this.now, options.slots);
     this.probes = new Probes(this.costs);
     this.codel = new CoDel({ targetMs: options.targetDelayMs, intervalMs: options.intervalMs });
-    this.impatience = new Impatience(options.intervalMs * IMPATIENCE_WINDOW_INTERVALS);
+    this.impatience = new Impatience(
+      Math.max(IMPATIENCE_WINDOW_MIN_MS, options.intervalMs * IMPATIENCE_WINDOW_INTERVALS),
+    );
   }
 
   /** Tasks waiting for a thread. */
