@@ -11,7 +11,11 @@ function markdownFiles(): string[] {
       if (statSync(path).isDirectory()) return walk(path);
       return name.endsWith('.md') ? [path] : [];
     });
-  return [join(ROOT, 'README.md'), ...walk(join(ROOT, 'docs')), ...walk(join(ROOT, 'bench', 'results'))];
+  return [
+    join(ROOT, 'README.md'),
+    ...walk(join(ROOT, 'docs')),
+    ...walk(join(ROOT, 'bench', 'results')),
+  ];
 }
 
 /** The text outside fenced code blocks and inline code, where a link is a link. */
@@ -54,7 +58,12 @@ describe('relative Markdown links in README.md, docs/ and bench/results/', () =>
 
   it('finds the pages it checks', () => {
     expect(files.map((file) => relative(ROOT, file))).toEqual(
-      expect.arrayContaining(['README.md', 'docs/architecture.md', 'docs/adr/README.md', 'bench/results/README.md']),
+      expect.arrayContaining([
+        'README.md',
+        'docs/architecture.md',
+        'docs/adr/README.md',
+        'bench/results/README.md',
+      ]),
     );
   });
 
@@ -75,5 +84,42 @@ describe('relative Markdown links in README.md, docs/ and bench/results/', () =>
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe('bench/results/README.md', () => {
+  it('lists every note kept in bench/results', () => {
+    const dir = join(ROOT, 'bench', 'results');
+    const index = readFileSync(join(dir, 'README.md'), 'utf8');
+    const listed = new Set(relativeLinks(index).map((target) => target.split('#')[0]));
+    const notes = readdirSync(dir).filter((name) => name.endsWith('.md') && name !== 'README.md');
+    expect(notes.filter((name) => !listed.has(name))).toEqual([]);
+  });
+});
+
+describe('ADRs and docs in their form', () => {
+  const files = markdownFiles().filter((file) => !file.includes(`${join('bench', 'results')}`));
+
+  it('give no ADR a section of measurements: figures live in bench notes', () => {
+    const headings = files
+      .filter((file) => file.includes(join('docs', 'adr')))
+      .flatMap((file) =>
+        [
+          ...prose(readFileSync(file, 'utf8')).matchAll(
+            /^#+ .*([Mm]easurement|[Rr]e-?measured).*$/gm,
+          ),
+        ].map((match) => `${relative(ROOT, file)}: ${match[0]}`),
+      );
+    expect(headings).toEqual([]);
+  });
+
+  it('name no findings headings and no tracker issue numbers', () => {
+    const found = files.flatMap((file) => {
+      const text = prose(readFileSync(file, 'utf8'));
+      return [...text.matchAll(/^#+ .*Findings.*$|\bissues?\s*\(?#?\d+/gim)].map(
+        (match) => `${relative(ROOT, file)}: ${match[0]}`,
+      );
+    });
+    expect(found).toEqual([]);
   });
 });
