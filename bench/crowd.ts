@@ -25,6 +25,7 @@ import autocannon from 'autocannon';
 import { buildIfNeeded } from './lib/build';
 import { probe } from './lib/load';
 import { variantsOf } from './lib/variants';
+import { crowdTable, type CrowdCell, type CrowdTask } from './lib/crowd-table';
 import { noteFileName, REPORT_PATHS } from './lib/report';
 import { startBaseline, startService, type Server } from './lib/servers';
 
@@ -54,7 +55,7 @@ const TASKS = {
   tiny: { iterations: 2_000, payloadSize: 10 },
   medium: { iterations: 220_000, payloadSize: 10 },
 } as const;
-type TaskName = keyof typeof TASKS;
+type TaskName = CrowdTask;
 
 interface ServerPlan {
   readonly key: string;
@@ -103,20 +104,6 @@ const SERVERS: readonly ServerPlan[] = [
       }),
   },
 ];
-
-export interface CrowdCell {
-  readonly server: string;
-  readonly task: TaskName;
-  readonly clients: number;
-  readonly goodput: number;
-  readonly p50: number;
-  readonly p99: number;
-  readonly non2xx: number;
-  readonly errors: number;
-  readonly timeouts: number;
-  readonly refusals: Record<string, number>;
-  readonly livenessP99: number;
-}
 
 function crowd(
   url: string,
@@ -239,32 +226,6 @@ export async function runCrowd(options: {
     }
   }
   return cells;
-}
-
-const ratio = (value: number, peer: number | undefined) =>
-  peer === undefined || peer === 0 ? '–' : `${(value / peer).toFixed(2)} ×`;
-
-export function crowdTable(cells: readonly CrowdCell[]): string {
-  const lean = (cell: CrowdCell) =>
-    cells.find((c) => c.server === 'lean' && c.task === cell.task && c.clients === cell.clients);
-  const rows = cells.map((cell) => {
-    const peer = cell.server === 'lean' ? undefined : lean(cell);
-    const refused = Object.entries(cell.refusals)
-      .map(([reason, count]) => `${reason} ${count}`)
-      .join(', ');
-    return (
-      `| ${cell.server} | ${cell.task} | ${cell.clients.toLocaleString('en')} | ` +
-      `${Math.round(cell.goodput).toLocaleString('en')} | ${ratio(cell.goodput, peer?.goodput)} | ` +
-      `${cell.p50} / ${cell.p99} ms | ${ratio(cell.p99, peer?.p99)} | ` +
-      `${cell.non2xx} | ${cell.errors} / ${cell.timeouts} | ${refused || '0'} | ` +
-      `${cell.livenessP99.toFixed(1)} ms | ${ratio(cell.livenessP99, peer?.livenessP99)} |`
-    );
-  });
-  return [
-    '| server | task | clients | 2xx/s | × lean | p50 / p99 | p99 × lean | non-2xx | errors / timeouts | refused by reason | liveness p99 | × lean |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rows,
-  ].join('\n');
 }
 
 async function main(): Promise<void> {

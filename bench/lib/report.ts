@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { crowdTable, type CrowdCell } from './crowd-table';
 import { PROBE_TIMEOUT_MS, type Throughput } from './load';
 import { ROOT } from './servers';
 import {
@@ -60,6 +61,8 @@ export interface BenchReport {
   /** The heavy task on every core at once, plain threads, no HTTP: what the machine delivers. */
   readonly allCores?: { readonly perSecond: number };
   readonly configs: readonly ConfigResult[];
+  /** The crowd scenario (`bench/crowd.ts`), run after the configurations. */
+  readonly crowd?: readonly CrowdCell[];
 }
 
 const find = (report: BenchReport, key: string) => report.configs.find((c) => c.key === key);
@@ -331,6 +334,14 @@ export function renderMarkdown(report: BenchReport): string {
       niceRows,
     ),
   );
+  if (report.crowd !== undefined && report.crowd.length > 0) {
+    lines.push(
+      '',
+      'Crowd: patient keep-alive clients on a tiny and a medium task, no deadline header, beside the lean peer (`npm run bench:crowd` has the scenario):',
+      '',
+      crowdTable(report.crowd),
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 
