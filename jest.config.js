@@ -5,14 +5,16 @@
 // Packages that ship only ES modules. Node 22.12+ can require() them, but
 // jest's own module loader cannot, so jest compiles them to CommonJS.
 // (content-disposition comes with @fastify/static, which serves /docs; jose verifies tokens;
-// Nest itself and its ecosystem's packages, ADR 0046.)
-const ESM_ONLY = ['content-disposition', 'jose', '@nestjs'];
+// Nest itself and its ecosystem's packages, ADR 0046; path-to-regexp 9, which @fastify/middie
+// takes from 9.3.9 on, and cookie 2, which light-my-request takes from 6.8.1 on, for inject().)
+const ESM_ONLY = ['content-disposition', 'jose', '@nestjs', 'path-to-regexp', 'cookie'];
 
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
   [`/node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: '<rootDir>/jest.esm-transform.js',
 };
-const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
+// Matched at the innermost node_modules/, so a nested copy (middie's own path-to-regexp) counts too.
+const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)(?!.*/node_modules/)`];
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -3,9 +3,9 @@
  * errors, latency (p50/p99) and resident memory over time. A leak shows as RSS that keeps
  * climbing; a slow degradation as a p99 that drifts up; anything else as errors.
  *
- *   npm run soak                               # 5 minutes against a fresh dist/main.js
- *   SOAK_SECONDS=60 SOAK_LOAD=0.7 npm run soak
- *   npm run soak -- --seconds 600
+ *   npm run bench:soak                         # 5 minutes against a fresh dist/main.js
+ *   SOAK_SECONDS=60 SOAK_LOAD=0.7 npm run bench:soak
+ *   npm run bench:soak -- --seconds 600
  *
  * The service is started with this process's environment (CLUSTER_PROCESSES, POOL_THREADS, …),
  * on a free loopback port. The exit code is 1 when any request failed.

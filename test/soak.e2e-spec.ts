@@ -5,7 +5,7 @@ import { startService, type ServiceProcess } from './support/service-process';
 // in a closed loop: each client sends its next request once the last is answered, so the
 // load follows what this shared machine gives and no request can be refused for want of
 // room. Every answer must be a success. Holding a share of the measured capacity, with its
-// latency and memory over time, is `npm run soak`'s (docs/performance.md).
+// latency and memory over time, is `npm run bench:soak`'s (docs/performance.md).
 
 const CLIENTS = 4;
 const REQUESTS_PER_CLIENT = 150;

@@ -12,7 +12,7 @@ describe('the service on an unsupported Node.js', () => {
     });
     expect(await service.exited).toEqual({ code: 1, signal: null });
     expect(service.lines.filter((line) => line !== '')).toEqual([
-      'corepool needs Node.js 24 or later; this is Node.js 20.19.0. How to get it: README.md, "Requirements".',
+      'corepool needs Node.js 24 or later; this is Node.js 20.19.0. How to get it: README.md, "Quick start".',
     ]);
   });
 });

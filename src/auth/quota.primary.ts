@@ -25,16 +25,16 @@ export function startClusterQuotas(now: () => number = Date.now): { stop(): void
   const slots = new Map<string, number>();
   const heldBy = new Map<number, Map<string, number>>();
 
-  const hold = (workerId: number, key: string, delta: number) => {
+  const hold = (processId: number, key: string, delta: number) => {
     slots.set(key, (slots.get(key) ?? 0) + delta);
     if (slots.get(key) === 0) slots.delete(key);
-    const held = heldBy.get(workerId) ?? new Map<string, number>();
+    const held = heldBy.get(processId) ?? new Map<string, number>();
     held.set(key, (held.get(key) ?? 0) + delta);
     if (held.get(key) === 0) held.delete(key);
-    heldBy.set(workerId, held);
+    heldBy.set(processId, held);
   };
 
-  const answer = (worker: Worker, message: QuotaRequest): QuotaAnswer | undefined => {
+  const answer = (handle: Worker, message: QuotaRequest): QuotaAnswer | undefined => {
     switch (message.type) {
       case 'corepool:quota:hit': {
         const at = now();
@@ -53,26 +53,26 @@ export function startClusterQuotas(now: () => number = Date.now): { stop(): void
       }
       case 'corepool:quota:acquire': {
         const granted = (slots.get(message.key) ?? 0) < message.max;
-        if (granted) hold(worker.id, message.key, 1);
+        if (granted) hold(handle.id, message.key, 1);
         return { type: 'corepool:quota:grant', id: message.id, granted };
       }
       case 'corepool:quota:release':
         // Only what this process holds: a late release after a restart cannot free another's slot.
-        if ((heldBy.get(worker.id)?.get(message.key) ?? 0) > 0) hold(worker.id, message.key, -1);
+        if ((heldBy.get(handle.id)?.get(message.key) ?? 0) > 0) hold(handle.id, message.key, -1);
         return undefined;
     }
   };
 
-  const onMessage = (worker: Worker, message: unknown) => {
+  const onMessage = (handle: Worker, message: unknown) => {
     if (!isQuotaRequest(message)) return;
-    const reply = answer(worker, message);
+    const reply = answer(handle, message);
     // A process that went away meanwhile needs no answer; the callback keeps a failed send quiet.
-    if (reply !== undefined && worker.isConnected()) worker.send(reply, ignore);
+    if (reply !== undefined && handle.isConnected()) handle.send(reply, ignore);
   };
 
-  const onExit = (worker: Worker) => {
-    for (const [key, count] of heldBy.get(worker.id) ?? []) hold(worker.id, key, -count);
-    heldBy.delete(worker.id);
+  const onExit = (handle: Worker) => {
+    for (const [key, count] of heldBy.get(handle.id) ?? []) hold(handle.id, key, -count);
+    heldBy.delete(handle.id);
   };
 
   const sweep = setInterval(() => {

@@ -1,7 +1,7 @@
 import { validateSync, type ValidationError } from 'class-validator';
 import type { AppConfig } from './app-config';
 import { crossChecks } from './cross-checks';
-import { EnvironmentVariables } from './environment-variables';
+import { VARIABLE_GROUPS, variablesOf, type EnvironmentVariables } from './environment-variables';
 import { currentMachine, type MachineFacts } from './machine-facts';
 import { mallocEnv } from './malloc-env';
 import { plainToInstance } from './plain-to-instance';
@@ -12,18 +12,7 @@ export type { MachineFacts } from './machine-facts';
 
 /** Every variable corepool reads; nothing else in the environment is looked at. */
 const VARIABLE_NAMES = [
-  ...Object.keys(new EnvironmentVariables()),
-  'ADMIN_PORT',
-  'REDIS_URL',
-  'RESULT_ENCRYPTION_KEY',
-  'TASK_MODULES',
-  'NODE_ENV',
-  'AUTH_API_KEYS_FILE',
-  'AUTH_JWT_JWKS_URL',
-  'AUTH_JWT_PUBLIC_KEY_FILE',
-  'AUTH_JWT_ISSUER',
-  'AUTH_JWT_AUDIENCE',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  ...VARIABLE_GROUPS.flatMap(variablesOf),
   ...RENAMED_VARIABLES.map((renamed) => renamed.old),
 ];
 
@@ -71,10 +60,17 @@ function validated(
   renamed: readonly RenamedVariable[],
   conflicts: readonly string[],
 ): EnvironmentVariables {
-  const vars = plainToInstance(EnvironmentVariables, raw);
-  const errors = validateSync(vars, { forbidUnknownValues: true, stopAtFirstError: true });
+  // Each area's class gets its own variables only, so that none is set twice when they merge.
+  const areas = VARIABLE_GROUPS.map((Group) => {
+    const own = Object.entries(raw).filter(([name]) => variablesOf(Group).includes(name));
+    return plainToInstance<object>(Group, Object.fromEntries(own));
+  });
+  const errors = areas.flatMap((area) =>
+    validateSync(area, { forbidUnknownValues: true, stopAtFirstError: true }),
+  );
   const problems = [...conflicts, ...errors.flatMap((error) => describe(error, raw, renamed))];
   if (problems.length > 0) throw new ConfigError(problems);
+  const vars = Object.assign({}, ...areas) as EnvironmentVariables;
   const conflicting = crossChecks(vars);
   if (conflicting.length > 0) throw new ConfigError(conflicting);
   return vars;

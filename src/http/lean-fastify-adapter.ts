@@ -5,13 +5,14 @@ import type { FastifyInstance, RawServerDefault } from 'fastify';
 type AdapterOptions = ConstructorParameters<typeof FastifyAdapter<RawServerDefault>>[0];
 
 /**
- * The hooks Nest's FastifyAdapter (12.5) adds in its constructor, by kind: six
- * `onRequest` — Nest middleware's request hook, the 503 of `return503OnClosing`,
- * `app.enableCors()`, `app.useSecurityHeaders()` and `app.enableCsrfProtection()`
- * (one hook), request targets middleware could not match, custom versioning's
- * errors — and one `onResponse`, Nest middleware's response hook.
+ * The hooks Nest's FastifyAdapter (12.6) adds in its constructor, by kind: one
+ * `onRequest` that runs, in turn, Nest middleware's request hook, the 503 of
+ * `return503OnClosing`, `app.enableCors()`, `app.useSecurityHeaders()` and
+ * `app.enableCsrfProtection()`, the not-found of request targets middleware could not
+ * match and custom versioning's errors (12.5 added one hook for each) — and one
+ * `onResponse`, Nest middleware's response hook.
  */
-export const NEST_ADAPTER_HOOKS = { onRequest: 6, onResponse: 1 } as const;
+export const NEST_ADAPTER_HOOKS = { onRequest: 1, onResponse: 1 } as const;
 
 /** The adapter being constructed: the hooks Nest adds meanwhile, and how to stop dropping them. */
 let muting: { readonly added: Record<string, number>; restore: () => void } | undefined;

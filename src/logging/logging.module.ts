@@ -9,6 +9,10 @@ import type { Logger } from 'pino';
  * installs no middleware (`useExisting`, no routes): pino-http's per-request
  * logger and the AsyncLocalStorage context that binds it cost more than the
  * rest of a small request (docs/adr/0004-request-ids-without-async-local-storage.md).
+ * pino-http stays a dependency all the same: nestjs-pino names it as a peer, requires it
+ * as it loads, and makes its root logger by passing `root` through `pinoHttp()` once, at
+ * start. Declaring it pins the version npm would otherwise pick for the peer; no request
+ * goes through it.
  * A line about one request names it with `reqId`, taken from the request
  * (`request.log` or the id).
  */

@@ -18,9 +18,9 @@ const ignore = () => undefined;
 const RETIRED_COMPACT_AT = 16;
 
 interface Collection {
-  /** Worker ids asked and not yet answered. */
+  /** The processes asked and not yet answered, by cluster id. */
   readonly waiting: Set<number>;
-  /** What each worker that answered in time sent. */
+  /** What each process that answered in time sent. */
   readonly answers: Map<number, MetricsSnapshot>;
   readonly finish: () => void;
 }
@@ -33,8 +33,8 @@ export interface ClusterMetrics {
 }
 
 /**
- * The primary's side of "one scrape, whole cluster". A worker that receives
- * `GET /metrics` asks the primary; the primary asks every worker for its
+ * The primary's side of "one scrape, whole cluster". A process that receives
+ * `GET /metrics` asks the primary; the primary asks every process for its
  * registry, merges them with prom-client's aggregation and sends the text back,
  * in the format the scraper asked for (with exemplars in OpenMetrics).
  *
@@ -67,14 +67,14 @@ export function startClusterMetrics({
   const collections = new Map<number, Collection>();
   let nextId = 0;
 
-  const answered = (collectionId: number, workerId: number, metrics?: MetricsSnapshot) => {
+  const answered = (collectionId: number, processId: number, metrics?: MetricsSnapshot) => {
     const collection = collections.get(collectionId);
-    if (collection === undefined || !collection.waiting.delete(workerId)) return;
+    if (collection === undefined || !collection.waiting.delete(processId)) return;
     if (metrics === undefined) {
       failures.inc();
     } else {
-      collection.answers.set(workerId, metrics);
-      latest.set(workerId, metrics);
+      collection.answers.set(processId, metrics);
+      latest.set(processId, metrics);
     }
     if (collection.waiting.size === 0) collection.finish();
   };
@@ -83,10 +83,10 @@ export function startClusterMetrics({
     new Promise<string>((resolve, reject) => {
       collectionCount.inc();
       const id = nextId++;
-      const workers = Object.values(cluster.workers ?? {}).filter(
-        (worker): worker is Worker => worker?.isConnected() === true,
+      const handles = Object.values(cluster.workers ?? {}).filter(
+        (handle): handle is Worker => handle?.isConnected() === true,
       );
-      const waiting = new Set(workers.map((worker) => worker.id));
+      const waiting = new Set(handles.map((handle) => handle.id));
       const answers = new Map<number, MetricsSnapshot>();
       const finish = () => {
         clearTimeout(timer);
@@ -95,9 +95,9 @@ export function startClusterMetrics({
         // Processes that did not answer contribute what they had counted when
         // they last did. The inputs are fixed now, before any process exits
         // and moves its counts to `retired`, so nothing is counted twice.
-        const silent = workers
-          .filter((worker) => !answers.has(worker.id))
-          .map((worker) => lastingPart(latest.get(worker.id) ?? []));
+        const silent = handles
+          .filter((handle) => !answers.has(handle.id))
+          .map((handle) => lastingPart(latest.get(handle.id) ?? []));
         const inputs = [...answers.values(), ...silent, ...retired];
         registry
           .getMetricsAsJSON()
@@ -107,9 +107,9 @@ export function startClusterMetrics({
       const timer = setTimeout(finish, timeoutMs);
       collections.set(id, { waiting, answers, finish });
       const request: CollectRequest = { type: 'corepool:metrics:collect', id };
-      for (const worker of workers) {
-        worker.send(request, (error: Error | null) => {
-          if (error !== null) answered(id, worker.id);
+      for (const handle of handles) {
+        handle.send(request, (error: Error | null) => {
+          if (error !== null) answered(id, handle.id);
         });
       }
       if (waiting.size === 0) finish();
@@ -121,17 +121,17 @@ export function startClusterMetrics({
     openmetrics: sharedCollection(() => collectOnce('openmetrics'), cacheMs),
   };
   const collect = (format: ExpositionFormat = 'prometheus') => byFormat[format]();
-  const onMessage = (worker: Worker, message: unknown) => {
+  const onMessage = (handle: Worker, message: unknown) => {
     if (isCollectResult(message)) {
-      answered(message.id, worker.id, message.error === undefined ? message.metrics : undefined);
+      answered(message.id, handle.id, message.error === undefined ? message.metrics : undefined);
       return;
     }
     if (!isScrapeRequest(message)) return;
     const reply = (result: Omit<ScrapeResult, 'type' | 'id'>) => {
-      if (!worker.isConnected()) return;
+      if (!handle.isConnected()) return;
       // A process that went away meanwhile needs no answer; without a callback
       // the failed send would be an 'error' event that ends the primary.
-      worker.send({ type: 'corepool:metrics:scrape-result', id: message.id, ...result }, ignore);
+      handle.send({ type: 'corepool:metrics:scrape-result', id: message.id, ...result }, ignore);
     };
     collect(message.format).then(
       (text) => reply({ text }),
@@ -139,15 +139,15 @@ export function startClusterMetrics({
     );
   };
 
-  const onExit = (worker: Worker) => {
-    const last = latest.get(worker.id);
-    latest.delete(worker.id);
+  const onExit = (handle: Worker) => {
+    const last = latest.get(handle.id);
+    latest.delete(handle.id);
     if (last !== undefined) retired.push(lastingPart(last));
     for (const [id, collection] of collections) {
       // Its counts are in `retired` now; an answer it gave would count them twice.
-      collection.answers.delete(worker.id);
+      collection.answers.delete(handle.id);
       // Whatever it was asked and has not answered, it will not answer now.
-      answered(id, worker.id);
+      answered(id, handle.id);
     }
     if (retired.length > RETIRED_COMPACT_AT && !compacting) void compactRetired();
   };

@@ -1,4 +1,4 @@
-// The IPC messages between a cluster worker that serves a scrape and the
+// The IPC messages between a cluster process that serves a scrape and the
 // primary that collects every process's metrics. Shared by both sides; no Nest
 // here, so the primary stays light.
 
@@ -8,7 +8,7 @@ import type { ExpositionFormat } from './exposition';
 /** A process's registry, as `Registry.getMetricsAsJSON()` gives it. */
 export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
-/** Worker → primary: "a scrape reached me; send me the whole cluster's metrics". */
+/** Process → primary: "a scrape reached me; send me the whole cluster's metrics". */
 export interface ScrapeRequest {
   readonly type: 'corepool:metrics:scrape';
   readonly id: number;
@@ -16,7 +16,7 @@ export interface ScrapeRequest {
   readonly format?: ExpositionFormat;
 }
 
-/** Primary → worker: the aggregated text, or why there is none. */
+/** Primary → process: the aggregated text, or why there is none. */
 export interface ScrapeResult {
   readonly type: 'corepool:metrics:scrape-result';
   readonly id: number;
@@ -24,13 +24,13 @@ export interface ScrapeResult {
   readonly error?: string;
 }
 
-/** Primary → every worker: "send me your registry". */
+/** Primary → every process: "send me your registry". */
 export interface CollectRequest {
   readonly type: 'corepool:metrics:collect';
   readonly id: number;
 }
 
-/** Worker → primary: one process's registry. */
+/** Process → primary: its registry. */
 export interface CollectResult {
   readonly type: 'corepool:metrics:snapshot';
   readonly id: number;

@@ -26,7 +26,7 @@ interface PendingScrape {
 }
 
 /**
- * The worker's side of "one scrape, whole cluster". Serving a scrape, it asks
+ * A cluster process's side of "one scrape, whole cluster". Serving a scrape, it asks
  * the primary for every process's metrics, aggregated; asked by the primary,
  * it hands over its own registry. Without a primary (`CLUSTER_PROCESSES=1`) a
  * scrape is this process's registry, which is then the whole service.

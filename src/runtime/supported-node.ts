@@ -6,8 +6,8 @@
  */
 export const MINIMUM_NODE_MAJOR = 24;
 
-/** Where the README says how to get a supported Node.js. */
-export const NODE_INSTALL_HINT = 'README.md, "Requirements"';
+/** Where the README says how to get a supported Node.js: its section, by heading. */
+export const NODE_INSTALL_HINT = 'README.md, "Quick start"';
 
 /** The line to print on an unsupported Node.js (`version` as in `process.versions.node`), else undefined. */
 export function unsupportedNodeMessage(version: string): string | undefined {

@@ -4,7 +4,7 @@
  * same count run after run, whatever else the machine does, where times on a
  * shared 2-core machine vary by a third (ADR 0025).
  *
- *   npm run build && npx tsx bench/light-instructions.ts [--tiny] [--before=<checkout>] \
+ *   npm run build && npm run bench:instructions -- light [--tiny] [--before=<checkout>] \
  *     [--variant=NAME=VALUE,…]
  *
  * Each server runs under callgrind with counting off. After 40,000 requests
@@ -24,12 +24,12 @@
  * requests: their threads run under callgrind too, serialized with the main one.
  */
 import { basename, resolve } from 'node:path';
-import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
-import { fixedAmount, type Target } from './lib/load';
-import { forAnyBuild } from './lib/older-builds';
-import { ROOT } from './lib/servers';
-import { variantsOf } from './lib/variants';
-import { fmt, median } from './lib/stats';
+import { answering, underCallgrind, type WindowCount } from '../lib/callgrind';
+import { fixedAmount, type Target } from '../lib/load';
+import { forAnyBuild } from '../lib/older-builds';
+import { ROOT } from '../lib/servers';
+import { variantsOf } from '../lib/variants';
+import { fmt, median } from '../lib/stats';
 
 const tiny = process.argv.includes('--tiny');
 const WARM_REQUESTS = tiny ? 15_000 : 40_000;
@@ -101,7 +101,7 @@ async function count(subject: Subject, port: number): Promise<WindowCount[]> {
   return counted.instructions(COUNTED_REQUESTS);
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const lines = [
     `server | main-thread instructions per ${tiny ? 'tiny task' : 'light request'} (each window) | median | ÷ ${SUBJECTS[0]?.key ?? '–'} | every thread: median (lowest–highest)`,
   ];
@@ -121,10 +121,3 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});

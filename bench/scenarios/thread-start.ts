@@ -25,7 +25,7 @@
  * BUSY=n keeps n processes spinning at normal priority meanwhile, as busy
  * event loops do: a thread at nice 19 then gets the CPU only after them.
  *
- *   npm run build && npx tsx bench/thread-start.ts      # RUNS=20 by default
+ *   npm run build && npm run bench:micro -- thread-start      # RUNS=20 by default
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -34,8 +34,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { ROOT } from './lib/servers';
-import { percentile, summarize } from './lib/stats';
+import { ROOT } from '../lib/servers';
+import { percentile, summarize } from '../lib/stats';
 
 const RUNS = Number(process.env.RUNS ?? 20);
 const BUSY = Number(process.env.BUSY ?? 0);
@@ -119,7 +119,7 @@ function productionOptions(niceIncrement: number): Options {
   return options;
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const entry = join(WORKERS, 'thread-entry.js');
   const bundle = join(WORKERS, 'thread-bundle.js');
   if (!existsSync(bundle)) throw new Error('run `npm run build` first');
@@ -191,8 +191,3 @@ const loadAverage = (): string =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});

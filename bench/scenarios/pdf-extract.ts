@@ -3,17 +3,17 @@
  * pdf-lib (1 and 10 pages), runs the task directly (as a worker thread does)
  * and prints the first call (pdf.js loading) apart from the steady state.
  *
- *   npx tsx bench/pdf-extract.ts
+ *   npm run bench:micro -- pdf-extract
  */
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
-import { pdfExtractTask } from '../src/tasks/pdf-extract.task';
-import { invoicePdf } from '../test/support/pdf-fixtures';
-import { liveContext } from '../test/support/task-context';
+import { pdfExtractTask } from '../../src/tasks/pdf-extract.task';
+import { invoicePdf } from '../../test/support/pdf-fixtures';
+import { liveContext } from '../../test/support/task-context';
 
 const RUNS = Number(process.env.RUNS ?? 200);
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   for (const pages of [1, 10]) {
     const lines = Array.from(
       { length: pages },
@@ -33,8 +33,3 @@ async function main(): Promise<void> {
     );
   }
 }
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});

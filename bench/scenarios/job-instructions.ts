@@ -3,9 +3,9 @@
  * callgrind on one service process (`CLUSTER_PROCESSES=1`), each thread apart:
  * the way to size a change of a few per cent to the jobs path, where CPU
  * times on a shared 2-core machine vary by a quarter between rounds of one
- * build (ADR 0031; `light-instructions.ts` does the same for the light route).
+ * build (ADR 0031; its `light` mode does the same for the light route).
  *
- *   npm run build && npx tsx bench/job-instructions.ts [--before=<checkout>]…
+ *   npm run build && npm run bench:instructions -- jobs [--before=<checkout>]…
  *
  * Each build runs under callgrind with counting off. After `WARM_JOBS`
  * submissions (the JIT has settled), two windows each count `COUNTED_JOBS`
@@ -17,12 +17,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { FAULT_TASKS } from '../test/support/test-config';
-import { answering, underCallgrind, type WindowCount } from './lib/callgrind';
-import { fixedAmount } from './lib/load';
-import { forAnyBuild } from './lib/older-builds';
-import { ROOT } from './lib/servers';
-import { fmt } from './lib/stats';
+import { FAULT_TASKS } from '../../test/support/test-config';
+import { answering, underCallgrind, type WindowCount } from '../lib/callgrind';
+import { fixedAmount } from '../lib/load';
+import { forAnyBuild } from '../lib/older-builds';
+import { ROOT } from '../lib/servers';
+import { fmt } from '../lib/stats';
 
 const WARM_JOBS = 4_000;
 const COUNTED_JOBS = 2_000;
@@ -79,7 +79,7 @@ async function count(checkout: string, port: number): Promise<WindowCount[]> {
   return counted.instructions(COUNTED_JOBS);
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const lines = [
     'build | instructions per job, every thread (each window) | on the event loop (each window)',
   ];
@@ -94,10 +94,3 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
-  process.exit(1);
-});
