@@ -229,7 +229,7 @@ function securityOf(mode: AuthMode): Security {
             scheme: 'bearer',
             bearerFormat: 'JWT',
             description:
-              "A token of the identity provider; its `scope` claim carries corepool's scopes.",
+              'A token of the identity provider; a claim of it carries corepool scopes (docs/security.md).',
           },
         },
         requirement: [{ bearer: [] }],
@@ -262,7 +262,8 @@ function expandTasks(document: OpenAPIObject, tasks: readonly TaskDefinition[]):
     description:
       'A JSON task: its input. A binary task: raw bytes, with its options in the query string. The operation of each task types its own.',
     content: {
-      'application/json': { schema: { type: 'object' } },
+      // A JSON task's input object, or the document a binary task reads (json-stats: an array).
+      'application/json': { schema: {} },
       ...Object.fromEntries(binaryContentTypes(tasks).map((type) => [type, { schema: BYTES }])),
     },
   };
