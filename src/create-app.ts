@@ -8,7 +8,6 @@ import { createAuthenticator } from './auth/create-authenticator';
 import { quotaKeyOptions } from './auth/client-key';
 import { registerQuotas } from './auth/quotas';
 import { directTaskRoutes } from './compute/direct-task-routes';
-import { TaskCatalogService } from './compute/task-catalog.service';
 import { directHealthRoutes } from './health/direct-health-routes';
 import type { AppConfig } from './config/app-config';
 import { renameWarning } from './config/renamed-variables';
@@ -149,7 +148,12 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       rawBodyTask: (request) => rawBodyTask(request, registry),
     },
   });
-  setupOpenApi(app, app.get(TaskCatalogService).schemas, config.http.docsEnabled);
+  setupOpenApi(app, {
+    tasks: registry.list(),
+    authMode: config.auth.mode,
+    clientKeyHeader: config.scheduler.clientKeyHeader,
+    enabled: config.http.docsEnabled,
+  });
   if (admin !== undefined) {
     adminListeners.set(app, admin);
     fastify.addHook('onClose', () => admin.close());

@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
@@ -20,6 +20,11 @@ export class ComputeController {
   @HttpBehaviour({ access: Scope.TASKS_RUN, runsTask: true })
   @HttpCode(200)
   @ApiOperation({ summary: "The tutorial's heavy computation, run on the worker pool" })
+  @ApiBody({ required: false, schema: { $ref: getSchemaPath('ComputeInput') } })
+  @ApiOkResponse({
+    description: "The tutorial's answer",
+    schema: { $ref: getSchemaPath('ComputeResponse') },
+  })
   async compute(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -24,16 +24,12 @@ export interface TaskCatalogEntry {
 @Injectable()
 export class TaskCatalogService {
   private readonly entries: readonly TaskCatalogEntry[];
-  /** JSON Schemas by input title, for the OpenAPI document. */
-  readonly schemas: Readonly<Record<string, SchemaObject>>;
 
   constructor(registry: TaskRegistry) {
-    const schemas: Record<string, SchemaObject> = {};
     this.entries = registry.list().map((task) => {
       // Compiled now, at startup: a schema Ajv refuses stops the start, not a request.
       compileInput(task.input);
       const input = publishedSchema(task.input);
-      schemas[task.input.title ?? `${task.name}-input`] = input;
       return {
         name: task.name,
         description: task.description,
@@ -44,7 +40,6 @@ export class TaskCatalogService {
         limits: task.limits,
       };
     });
-    this.schemas = schemas;
   }
 
   list(): readonly TaskCatalogEntry[] {

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Scope } from '../auth/scopes';
 import { HttpBehaviour } from '../http/route-behaviour';
@@ -16,6 +16,10 @@ export class TasksController {
 
   @Get()
   @ApiOperation({ summary: 'The task catalog: each task, its input and its limits' })
+  @ApiOkResponse({
+    description: 'Every task',
+    schema: { type: 'array', items: { $ref: getSchemaPath('TaskCatalogEntry') } },
+  })
   list(): readonly TaskCatalogEntry[] {
     return this.catalog.list();
   }
@@ -27,7 +31,8 @@ export class TasksController {
     summary: 'Run one task on the worker pool',
     description:
       'JSON tasks take their input as the JSON body. Binary tasks take raw bytes as the body ' +
-      'and their options in the query string; a task whose output is bytes answers with them.',
+      'and their options in the query string; a task whose output is bytes answers with them. ' +
+      'Each task also has an operation of its own, `POST /api/tasks/<name>`, typed by its input.',
   })
   @ApiParam({ name: 'name', description: 'A task name from GET /api/tasks' })
   async run(

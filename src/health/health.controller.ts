@@ -1,5 +1,5 @@
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { Counter } from 'prom-client';
@@ -73,6 +73,7 @@ export class HealthController {
    */
   @Get('live')
   @HttpBehaviour(PROBE)
+  @ApiOperation({ summary: 'Liveness: the process and its event loop answer' })
   @HealthCheck()
   live(): HealthCheckResult {
     return { status: 'ok', info: {}, error: {}, details: {} };
@@ -85,6 +86,9 @@ export class HealthController {
    */
   @Get('ready')
   @HttpBehaviour(PROBE)
+  @ApiOperation({
+    summary: 'Readiness, "can serve": 503 while starting, draining, wedged or blocked',
+  })
   @HealthCheck()
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(
@@ -101,6 +105,9 @@ export class HealthController {
   /** Readiness with details: pool, event loop, job store and memory; on ADMIN_PORT when one is set. */
   @Get()
   @HttpBehaviour({ ...DETAILED, admin: true })
+  @ApiOperation({
+    summary: 'Readiness with details: threads, queue, scheduler, event loop, job store, memory',
+  })
   @HealthCheck()
   async details(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
     return this.answer(reply, await this.gatherDetails());

@@ -1,9 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBody, ApiQuery, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ApiBody, ApiExtension, ApiQuery, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { SchemaObject } from '@nestjs/swagger';
+import type { ErrorCode } from '../common/error-codes';
 import type { InputSchema, JsonSchema } from '../tasks/input-schema';
+import {
+  completeDocument,
+  openApiSchema,
+  PROBLEMS_EXTENSION,
+  queryParameters,
+  type OpenApiContext,
+} from './openapi-document';
 
 /**
  * The files of swagger-ui-dist that the page Nest's Swagger module writes loads
@@ -19,29 +27,32 @@ export const SWAGGER_UI_FILES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Swagger UI at `/docs` and the OpenAPI document at `/docs-json`, with each
- * task's input schema (`taskSchemas`, from its DTO); nothing when `enabled` is
- * false (DOCS_ENABLED).
+ * Swagger UI at `/docs` and the OpenAPI document at `/docs-json`: the
+ * controllers' operations, completed with one operation per task and every
+ * answer (`openapi-document.ts`); nothing when `enabled` is false (DOCS_ENABLED).
  */
 export function setupOpenApi(
   app: NestFastifyApplication,
-  taskSchemas: Readonly<Record<string, SchemaObject>>,
-  enabled = true,
+  context: OpenApiContext & { readonly enabled: boolean },
 ): void {
-  if (!enabled) return;
+  if (!context.enabled) return;
   const config = new DocumentBuilder()
     .setTitle('corepool')
     .setDescription(
       'CPU-heavy tasks on a worker-thread pool, so the event loop stays free. ' +
-        'Errors are application/problem+json with a stable `code`.',
+        'Errors are application/problem+json with a stable `code` (docs/api.md).',
     )
     .setVersion('1')
+    .setLicense('MIT', 'https://opensource.org/licenses/MIT')
+    // The document's own origin: the service that serves it.
+    .addServer('/', 'This service')
+    .addTag('tasks', 'Run a task and wait for its answer')
+    .addTag('compute', "The worker-threads tutorial's endpoint, wire-compatible with it")
+    .addTag('jobs', 'Durable jobs: submit, poll, stream progress, cancel')
+    .addTag('health', 'Liveness and readiness probes, and detailed health')
+    .addTag('metrics', 'Prometheus metrics')
     .build();
-  const document = SwaggerModule.createDocument(app, config);
-  document.components = {
-    ...document.components,
-    schemas: { ...document.components?.schemas, ...taskSchemas },
-  };
+  const document = completeDocument(SwaggerModule.createDocument(app, config), context);
   onlyUiFiles(app, '/docs');
   SwaggerModule.setup('docs', app, document);
 }
@@ -75,11 +86,12 @@ export function publishedSchema(schema: JsonSchema): SchemaObject {
 /** Documents a route's query parameters from the input schema that checks them. */
 export function ApiQueryFrom(schema: InputSchema): MethodDecorator {
   return applyDecorators(
-    ...Object.entries(schema.properties).map(([name, property]) =>
+    ...queryParameters(schema).map(({ name, required, schema: published, description }) =>
       ApiQuery({
         name,
-        required: schema.required.includes(name),
-        schema: publishedSchema(property),
+        required,
+        schema: published,
+        ...(description === undefined ? {} : { description }),
       }),
     ),
   );
@@ -87,5 +99,14 @@ export function ApiQueryFrom(schema: InputSchema): MethodDecorator {
 
 /** Documents a route's JSON body from the input schema that checks it. */
 export function ApiBodyFrom(schema: InputSchema): MethodDecorator {
-  return ApiBody({ schema: publishedSchema(schema) });
+  return ApiBody({ schema: openApiSchema(schema) });
+}
+
+/**
+ * The codes a route answers with besides those its declared behaviour implies
+ * (`HttpBehaviour`: authentication, quotas, bodies, tasks); each becomes a
+ * problem+json answer of its status in the document.
+ */
+export function ApiProblems(...codes: ErrorCode[]): MethodDecorator {
+  return ApiExtension(PROBLEMS_EXTENSION, codes);
 }

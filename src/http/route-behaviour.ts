@@ -1,4 +1,6 @@
+import { applyDecorators } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
+import { ApiExtension } from '@nestjs/swagger';
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import type { RouteAccess } from '../auth/scopes';
 
@@ -66,8 +68,18 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 const noTask = () => undefined;
 
-/** Declares a route's HTTP behaviour (Fastify route `config`, read when the route is added). */
-export const HttpBehaviour = (behaviour: RouteBehaviour) => RouteConfig({ [BEHAVIOUR]: behaviour });
+/** Where the behaviour travels in the OpenAPI operation, until `src/http/openapi.ts` turns it into answers. */
+export const BEHAVIOUR_EXTENSION = 'x-corepool-behaviour';
+
+/**
+ * Declares a route's HTTP behaviour (Fastify route `config`, read when the route is added);
+ * the OpenAPI document derives the route's security and refusals from the same declaration.
+ */
+export const HttpBehaviour = (behaviour: RouteBehaviour) =>
+  applyDecorators(
+    RouteConfig({ [BEHAVIOUR]: behaviour }),
+    ApiExtension(BEHAVIOUR_EXTENSION, behaviour),
+  );
 
 /**
  * Fastify's `onRoute` hook: compiles each route's declared behaviour into its

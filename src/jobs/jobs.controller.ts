@@ -1,5 +1,13 @@
 import { Controller, Delete, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { ErrorCode } from '../common/error-codes';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../common/app-error';
 import { quotaKeyOf, quotaKeyOptions } from '../auth/client-key';
@@ -7,7 +15,7 @@ import { validateInput } from '../common/validation';
 import { Scope } from '../auth/scopes';
 import { AppConfig } from '../config/app-config';
 import { ShutdownService } from '../lifecycle/shutdown.service';
-import { ApiBodyFrom, ApiQueryFrom } from '../http/openapi';
+import { ApiProblems, ApiQueryFrom } from '../http/openapi';
 import { HttpBehaviour } from '../http/route-behaviour';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
 import { TaskRegistry } from '../tasks/task-registry';
@@ -21,6 +29,12 @@ import { jobEventStream, lastEventIdOf } from './job-event-stream';
 import { JobQueue, type Submitted } from './job-queue';
 import { presentJob, type PresentedJob } from './job-view.presenter';
 import type { JobPayload } from './job.types';
+
+/** `POST /api/jobs`'s answer, new (202) or the original of a retry (200). */
+const JOB_ACCEPTED = {
+  schema: { $ref: getSchemaPath('JobAccepted') },
+  headers: { location: { $ref: '#/components/headers/location' } },
+};
 
 @ApiTags('jobs')
 @Controller('api/jobs')
@@ -56,8 +70,19 @@ export class JobsController {
       'With `Idempotency-Key`, a retry with the same body returns the original job (200); ' +
       'the same key with another body is 422 `IDEMPOTENCY_KEY_REUSED`.',
   })
-  @ApiHeader({ name: 'idempotency-key', required: false })
-  @ApiBodyFrom(submitJobInput)
+  @ApiHeader({
+    name: 'idempotency-key',
+    required: false,
+    description: 'A retry with the same key and body returns the original job (200).',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  })
+  @ApiResponse({ status: 202, description: 'Queued', ...JOB_ACCEPTED })
+  @ApiResponse({ status: 200, description: 'The original job of a retry', ...JOB_ACCEPTED })
+  @ApiProblems(
+    ErrorCode.IDEMPOTENCY_KEY_REUSED,
+    ErrorCode.JOB_QUEUE_FULL,
+    ErrorCode.QUEUE_UNAVAILABLE,
+  )
   async submit(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const key = idempotencyKeyOf(request.headers['idempotency-key']);
     const validated = this.readPayload(request);
@@ -94,6 +119,12 @@ export class JobsController {
     summary: "The caller's jobs, newest first, optionally by status; cursor pages (links.next)",
   })
   @ApiQueryFrom(listJobsQuery)
+  @ApiOkResponse({ description: 'A page of jobs', schema: { $ref: getSchemaPath('JobList') } })
+  @ApiProblems(
+    ErrorCode.VALIDATION_FAILED,
+    ErrorCode.OFFSET_NOT_SUPPORTED,
+    ErrorCode.QUEUE_UNAVAILABLE,
+  )
   async list(@Req() request: FastifyRequest, @Query() rawQuery: Record<string, unknown>) {
     // Offsets cost more the deeper the page; cursors do not. Say so rather than ignore it.
     if (rawQuery.offset !== undefined) throw Errors.offsetNotSupported();
@@ -118,6 +149,8 @@ export class JobsController {
       '`traceId`: the trace of its submission, which every run of the job continues; ' +
       'present when tracing is on and the submission was sampled.',
   })
+  @ApiOkResponse({ description: 'The job', schema: { $ref: getSchemaPath('Job') } })
+  @ApiProblems(ErrorCode.JOB_NOT_FOUND, ErrorCode.QUEUE_UNAVAILABLE)
   async get(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
     const job = await this.queue.get(id, callerOf(request));
     if (job === undefined) throw Errors.jobNotFound(id);
@@ -132,8 +165,18 @@ export class JobsController {
       'Each event has an id; reconnect with `Last-Event-ID` to resume after it. ' +
       'Closing the stream does not cancel the job.',
   })
-  @ApiProduces('text/event-stream')
-  @ApiHeader({ name: 'last-event-id', required: false })
+  @ApiOkResponse({
+    description: 'Server-Sent Events: `status` and `progress`, each with an id',
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  })
+  @ApiHeader({
+    name: 'last-event-id',
+    required: false,
+    description: 'Resume after this event.',
+    schema: { type: 'string' },
+  })
+  // RATE_LIMITED also when every event stream this process may hold is open.
+  @ApiProblems(ErrorCode.JOB_NOT_FOUND, ErrorCode.QUEUE_UNAVAILABLE)
   async events(
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
@@ -167,6 +210,8 @@ export class JobsController {
   @Delete(':id')
   @HttpBehaviour({ access: Scope.JOBS_WRITE })
   @ApiOperation({ summary: 'Cancel a job: a queued job is removed, a running one aborted' })
+  @ApiOkResponse({ description: 'The job, as cancelled', schema: { $ref: getSchemaPath('Job') } })
+  @ApiProblems(ErrorCode.JOB_NOT_FOUND, ErrorCode.QUEUE_UNAVAILABLE)
   async cancel(@Req() request: FastifyRequest, @Param('id') id: string): Promise<PresentedJob> {
     const job = await this.queue.cancel(id, callerOf(request));
     if (job === undefined) throw Errors.jobNotFound(id);

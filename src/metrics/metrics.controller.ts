@@ -1,5 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorCode } from '../common/error-codes';
+import { ApiProblems } from '../http/openapi';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { FastifyReply } from 'fastify';
 import { Scope } from '../auth/scopes';
@@ -21,6 +23,14 @@ export class MetricsController extends PrometheusController {
   // with ADMIN_PORT set, it is served there only.
   @HttpBehaviour({ accessLog: false, access: Scope.ADMIN, admin: true })
   @ApiOperation({ summary: 'Prometheus metrics of every cluster process, aggregated' })
+  @ApiOkResponse({
+    description: "Prometheus's text format, or OpenMetrics when the scraper asks for it",
+    content: {
+      [CONTENT_TYPES.prometheus]: { schema: { type: 'string' } },
+      [CONTENT_TYPES.openmetrics]: { schema: { type: 'string' } },
+    },
+  })
+  @ApiProblems(ErrorCode.METRICS_UNAVAILABLE)
   override async index(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     // OpenMetrics when the scraper asks for it: its histograms carry trace exemplars.
     const format = formatAccepted(reply.request.headers.accept);
