@@ -87,8 +87,10 @@ function resolveShape(vars: EnvironmentVariables, machine: MachineFacts): Shape 
     vars.POOL_THREADS === 'auto'
       ? Math.max(1, Math.floor(machine.cores / processes))
       : vars.POOL_THREADS;
+  const measured = machine.memoryBytes ?? usableMemory();
   const memory = memoryDefaults({
-    memoryBytes: machine.memoryBytes ?? usableMemory(),
+    memoryBytes:
+      vars.MEMORY_LIMIT_BYTES === 'auto' ? measured : Math.min(measured, vars.MEMORY_LIMIT_BYTES),
     processes,
     threads,
     binaryBodyLimitBytes: vars.BINARY_BODY_LIMIT_BYTES,
