@@ -8,6 +8,15 @@
  *   and stall, until the service answers (408 once the request timeout,
  *   shortened to 10 s here, passes; 503 at once when the body budget is full).
  *
+ * - `jobs`: 12 × 16 MiB binary jobs (`POST /api/jobs?task=hash`), 4 at a time,
+ *   until all have ended: a variant with `REDIS_URL` puts them on BullMQ, one
+ *   without on SQLite (ADR 0052; give each Redis variant its own
+ *   `JOBS_QUEUE_PREFIX`);
+ * - `json-wide`: 2 concurrent 64 MiB `json-stats` requests of wide records
+ *   (20,000 numeric fields each), the costliest admitted mix per byte; run it with a
+ *   deployment's settings and its limit (`MEMORY_LIMIT_BYTES`) to see its peak against
+ *   that limit (ADR 0044).
+ *
  * For each: the RSS of the whole process tree before, at its peak, and 5 s
  * after the last answer, and the liveness probe (a new connection every 20 ms,
  * from a thread of its own) during the burst: p99 and maximum; and the same
@@ -26,6 +35,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { wideRecords } from '../test/support/wide-records';
 import { buildIfNeeded } from './lib/build';
 import { startService, type Server } from './lib/servers';
 import { markdownTable, percentile } from './lib/stats';
@@ -35,8 +45,12 @@ const AFTER_MS = 5_000;
 const PROBE_EVERY_MS = 20;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-type Scenario = 'burst' | 'rounds' | 'partial';
+type Scenario = 'burst' | 'rounds' | 'partial' | 'jobs' | 'json-wide';
+/** The default run; `jobs` and `json-wide` are asked for by name (`--scenarios jobs`). */
 const SCENARIOS: readonly Scenario[] = ['burst', 'rounds', 'partial'];
+const JOB_BODY_BYTES = 16 * MiB;
+const JOBS = 12;
+const JOBS_AT_ONCE = 4;
 
 interface Variant {
   readonly label: string;
@@ -98,10 +112,10 @@ function startProbe(url: string): { stop(): Promise<number[]> } {
 }
 
 /** One upload on a connection of its own; resolves with its status (0: the connection failed). */
-function upload(url: string, body: Buffer): Promise<number> {
+function upload(url: string, body: Buffer, task = 'hash'): Promise<number> {
   return new Promise((done) => {
     const req = request(
-      `${url}/api/tasks/hash`,
+      `${url}/api/tasks/${task}`,
       {
         method: 'POST',
         agent: false,
@@ -143,6 +157,35 @@ function partialUpload(url: string, totalBytes: number, sentBytes: number): Prom
   });
 }
 
+/** One binary job on a connection of its own; its status once it has ended (0: refused or lost). */
+async function jobRoundTrip(url: string, body: Buffer): Promise<number> {
+  const submitted = await new Promise<{ status: number; text: string }>((done) => {
+    const req = request(
+      `${url}/api/jobs?task=hash`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/octet-stream', 'content-length': body.length },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => done({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', () => done({ status: 0, text: '' }));
+    req.end(body);
+  });
+  if (submitted.status !== 202) return submitted.status;
+  const { id } = JSON.parse(submitted.text) as { id: string };
+  for (const until = Date.now() + 120_000; Date.now() < until; await sleep(100)) {
+    const job = (await (await fetch(`${url}/api/jobs/${id}`)).json()) as { status: string };
+    if (job.status === 'succeeded') return 200;
+    if (job.status !== 'queued' && job.status !== 'running') return 500;
+  }
+  return 0;
+}
+
 const tally = (statuses: readonly number[]) => {
   const counts = new Map<number, number>();
   for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
@@ -167,6 +210,24 @@ async function runScenario(service: Server, scenario: Scenario): Promise<string>
         );
       }
       return tally(statuses);
+    }
+    case 'jobs': {
+      const body = Buffer.alloc(JOB_BODY_BYTES, 7);
+      const statuses: number[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: JOBS_AT_ONCE }, async () => {
+          while (next < JOBS) {
+            next += 1;
+            statuses.push(await jobRoundTrip(service.url, body));
+          }
+        }),
+      );
+      return tally(statuses);
+    }
+    case 'json-wide': {
+      const body = wideRecords(64 * MiB);
+      return tally(await Promise.all([1, 2].map(() => upload(service.url, body, 'json-stats'))));
     }
     case 'partial':
       return tally(

@@ -228,6 +228,20 @@ describe.each(backends)('the job queue bounds on %s', (_name, backendEnv) => {
     expect((await finished(queue, next.job.id, me)).status).toBe('succeeded');
   });
 
+  it("counts a job's stored trace context against JOBS_MAX_STORED_BYTES", async () => {
+    // A traced submission stores its context with the job (ADR 0048): those bytes are held too.
+    const trace = JSON.stringify({
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: `vendor=${'t'.repeat(1024 * 1024)}`,
+    });
+    const untraced: JobPayload = { task: 'factorial', input: { n: 3 }, encrypt: false };
+    expect(await codeOf(queue.submit({ payload: { ...untraced, trace }, owner: me.id }))).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
+    const { job } = await queue.submit({ payload: untraced, owner: me.id });
+    expect((await finished(queue, job.id, me)).status).toBe('succeeded');
+  });
+
   it('fails a job whose result is over JOBS_MAX_RESULT_BYTES, storing no result', async () => {
     const { job } = await queue.submit({ payload: factorial(5000), owner: me.id });
     const done = await finished(queue, job.id, me);

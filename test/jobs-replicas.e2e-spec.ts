@@ -1,5 +1,12 @@
 import { freePort, startService, type ServiceProcess } from './support/service-process';
-import { submitJob, submitOk, uniquePrefix, waitForJob, type Json } from './support/jobs-client';
+import {
+  readEvents,
+  submitJob,
+  submitOk,
+  uniquePrefix,
+  waitForJob,
+  type Json,
+} from './support/jobs-client';
 import { OwnRedis } from './support/redis-server';
 
 jest.setTimeout(180_000);
@@ -63,6 +70,16 @@ describe('BullMQ jobs across replicas (real processes, real Redis)', () => {
     const job = await waitForJob(c.url, id, undefined, 90_000);
     expect(job).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect((job.result as Json).runner.pid).toBe(c.child.pid);
+    // The takeover is the second run, in the events as in the view (and as on SQLite).
+    const statuses = (await readEvents(c.url, id))
+      .filter((event) => event.event === 'status')
+      .map(({ data }) => [data.status, data.attempt]);
+    expect(statuses).toEqual([
+      ['queued', undefined],
+      ['running', 1],
+      ['running', 2],
+      ['succeeded', 2],
+    ]);
   });
 
   it('answers 503 QUEUE_UNAVAILABLE while Redis is down, and recovers by itself', async () => {

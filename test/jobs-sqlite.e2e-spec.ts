@@ -188,6 +188,15 @@ describe('SQLite jobs across processes and restarts (one file, real processes)',
     const job = await waitForJob(b.url, id, undefined, 90_000);
     expect(job).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect((job.result as Json).value.pid).toBe(b.child.pid);
+    const statuses = (await readEvents(b.url, id))
+      .filter((event) => event.event === 'status')
+      .map(({ data }) => [data.status, data.attempt]);
+    expect(statuses).toEqual([
+      ['queued', undefined],
+      ['running', 1],
+      ['running', 2],
+      ['succeeded', 2],
+    ]);
   });
 
   it('keeps finished and queued jobs across a restart', async () => {

@@ -22,19 +22,26 @@ describe(loadConfig.name, () => {
   it('sizes the body budget from the memory a process may use, never below one binary body', () => {
     const budget = (env: Record<string, string>, memoryBytes: number) =>
       loadConfig(env, { ...machine, memoryBytes }).http.bodyMemoryBudgetBytes;
-    // A 1 GiB pod of one process: 256 MiB, four 64 MiB uploads at once.
-    expect(budget({ CLUSTER_PROCESSES: '1' }, GiB)).toBe(256 * 1024 ** 2);
+    // A 1 GiB pod of one process: a tenth of what its base leaves of 85 %, one 64 MiB upload.
+    expect(budget({ CLUSTER_PROCESSES: '1' }, GiB)).toBe(72_813_117);
     expect(budget({ CLUSTER_PROCESSES: '4' }, GiB)).toBe(67_108_864);
+    // MEMORY_LIMIT_BYTES below the machine's memory plays a container's limit.
+    expect(budget({ CLUSTER_PROCESSES: '1', MEMORY_LIMIT_BYTES: String(GiB) }, 8 * GiB)).toBe(
+      72_813_117,
+    );
+    expect(budget({ CLUSTER_PROCESSES: '1', MEMORY_LIMIT_BYTES: String(16 * GiB) }, GiB)).toBe(
+      72_813_117,
+    );
     expect(budget({ BODY_MEMORY_BUDGET_BYTES: '100000000' }, GiB)).toBe(100_000_000);
   });
 
   it('bounds the heap per thread by the container, with a ceiling, and lets explicit values win', () => {
     const pool = (env: Record<string, string>, memoryBytes: number) =>
       loadConfig(env, { ...machine, memoryBytes }).pool;
-    // A 2 GiB container, 2 processes of 1 thread: 768 MiB a thread, 384 of it heap.
+    // A 2 GiB container, 2 processes of 1 thread: 592 MiB a thread, 296 of it heap.
     expect(pool({ CLUSTER_PROCESSES: '2', POOL_THREADS: '1' }, 2 * GiB)).toMatchObject({
-      maxMemoryMb: 768,
-      maxOldGenerationMb: 384,
+      maxMemoryMb: 592,
+      maxOldGenerationMb: 296,
     });
     // A 64 GiB machine: the ceilings, not gigabytes of heap per thread.
     expect(pool({ CLUSTER_PROCESSES: '2' }, 64 * GiB)).toMatchObject({
@@ -67,7 +74,7 @@ describe(loadConfig.name, () => {
       docsEnabled: true,
       trustProxy: [],
       // A quarter of 8 GiB over 4 processes is 512 MiB: the ceiling holds it to 256.
-      bodyMemoryBudgetBytes: 256 * 1024 ** 2,
+      bodyMemoryBudgetBytes: 164_081_172,
       bodyLimitBytes: 1_048_576,
       maxJsonNodes: 10_000,
       binaryBodyLimitBytes: 67_108_864,
@@ -85,10 +92,10 @@ describe(loadConfig.name, () => {
     expect(config.pool).toMatchObject({
       taskTimeoutMs: 30_000,
       maxTasksPerThread: 0,
-      // 75 % of 8 GiB over 4 threads, and half of that for the heap.
-      maxMemoryMb: 1536,
-      maxOldGenerationMb: 768,
-      recycleHeapMb: 576,
+      // 85 % of 8 GiB over 4 processes, less a base and a body budget, then half for the heap.
+      maxMemoryMb: 1376,
+      maxOldGenerationMb: 688,
+      recycleHeapMb: 516,
     });
     // Saturation never fails readiness by default; a wedged pool does, after deadline + grace + 10 s.
     expect(config.readiness).toEqual({

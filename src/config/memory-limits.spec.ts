@@ -4,8 +4,10 @@ import {
   cgroupMemoryLimit,
   HEAP_CEILING_MB,
   memoryDefaults,
+  MEMORY_PEAK_SHARE,
   THREAD_MEMORY_CEILING_MB,
   usableMemoryBytes,
+  worstAdmittedBytes,
 } from './memory-limits';
 
 const MiB = 1024 ** 2;
@@ -59,16 +61,20 @@ describe(usableMemoryBytes.name, () => {
 describe(memoryDefaults.name, () => {
   const shape = { processes: 2, threads: 1, binaryBodyLimitBytes: 64 * MiB };
 
-  it('shares a container among every thread of every process, the heap half of each share', () => {
-    expect(memoryDefaults({ ...shape, memoryBytes: 2 * GiB })).toEqual({
-      threadMemoryMb: 768,
-      heapCapMb: 384,
-      bodyBudgetBytes: 256 * MiB,
-    });
+  it("keeps the worst mix it admits within 85 % of a container's memory, the heap half of each thread's share", () => {
+    const settings = memoryDefaults({ ...shape, memoryBytes: 2 * GiB });
+    expect(settings).toEqual({ threadMemoryMb: 592, heapCapMb: 296, bodyBudgetBytes: 72_813_117 });
+    expect(shape.processes * worstAdmittedBytes(settings, 1)).toBeLessThanOrEqual(
+      MEMORY_PEAK_SHARE * 2 * GiB,
+    );
     expect(memoryDefaults({ ...shape, threads: 4, memoryBytes: 2 * GiB })).toMatchObject({
-      threadMemoryMb: 192,
-      heapCapMb: 96,
+      threadMemoryMb: 124,
+      heapCapMb: 62,
     });
+    // The manifest's pod: 1 GiB, one process of 2 threads.
+    const pod = memoryDefaults({ ...shape, processes: 1, threads: 2, memoryBytes: GiB });
+    expect(pod).toEqual({ threadMemoryMb: 280, heapCapMb: 140, bodyBudgetBytes: 72_813_117 });
+    expect(worstAdmittedBytes(pod, 2)).toBeLessThanOrEqual(MEMORY_PEAK_SHARE * GiB);
   });
 
   it('holds a large machine to the ceilings', () => {

@@ -4,11 +4,20 @@ import { posix } from 'node:path';
 const MiB = 1024 * 1024;
 
 /**
- * Share of the usable memory the threads' budgets add up to
- * (`WORKER_MAX_MEMORY_MB=auto`): the rest is the processes' own heaps, their
- * request bodies and headroom.
+ * Share of the usable memory the worst mix the service admits may reach, as
+ * the RSS of its processes: the rest is left for what no budget sees (the
+ * kernel's own charges to the container, allocator slack, a sample the memory
+ * watch has not taken yet), so that the container's limit is never what stops
+ * a request (docs/adr/0044-memory-defaults-from-the-container.md).
  */
-export const AUTO_THREAD_MEMORY_SHARE = 0.75;
+export const MEMORY_PEAK_SHARE = 0.85;
+/** What a process holds before any request, its idle threads included (Node, Nest, the code). */
+export const PROCESS_BASE_MB = 176;
+/**
+ * What a running thread holds beyond what its budget counts (V8 heap in use and
+ * external memory): its young generation and heap pages committed but not in use.
+ */
+export const THREAD_OVERHEAD_MB = 32;
 /**
  * A thread's memory budget never exceeds this, however large the machine: a
  * runaway task is stopped once it holds this much, not once the machine's
@@ -32,11 +41,12 @@ export const HEAP_CEILING_MB = 1024;
 /** Node refuses a worker heap below this (`resourceLimits.maxOldGenerationSizeMb`). */
 export const HEAP_FLOOR_MB = 16;
 /**
- * Share of a process's memory its request bodies may hold
- * (`BODY_MEMORY_BUDGET_BYTES=auto`): a buffered body briefly needs twice its
- * size (the chunks, then the joined Buffer), and the rest is heap, threads and headroom.
+ * Share of a process's room (its part of the peak, less its base) its request
+ * bodies may hold (`BODY_MEMORY_BUDGET_BYTES=auto`); the threads share the rest.
+ * A body on a thread is counted twice, in this budget and in its thread's, so
+ * the sum holds however the bodies are spread between the queue and the threads.
  */
-export const BODY_BUDGET_SHARE = 0.25;
+export const BODY_BUDGET_SHARE = 0.1;
 /**
  * A process's body budget never exceeds this: its threads work on one body
  * each, and more bodies held at once only wait, while receiving and copying
@@ -156,11 +166,13 @@ const clamp = (value: number, floor: number, ceiling: number) =>
   Math.min(ceiling, Math.max(floor, Math.floor(value)));
 
 /**
- * The memory settings' `auto` values: every thread of every process gets an
- * equal share of the usable memory, its heap half of that, each process a
- * quarter of its own share for bodies; each within a ceiling, so that a large
- * machine without a container limit does not let one task or one burst take
- * gigabytes (ADR 0044).
+ * The memory settings' `auto` values, from the worst mix a process admits: its
+ * base, a full body budget, and every thread at its budget plus what that budget
+ * does not count. Each process gets an equal part of MEMORY_PEAK_SHARE of the
+ * usable memory; a tenth of what its base leaves goes to bodies (at least the
+ * largest body a route accepts), the rest is shared by its threads, each one's heap
+ * half of its budget; each within a ceiling, so that a large machine without a
+ * container limit does not let one task or one burst take gigabytes (ADR 0044).
  */
 export function memoryDefaults({
   memoryBytes,
@@ -168,15 +180,25 @@ export function memoryDefaults({
   threads,
   binaryBodyLimitBytes,
 }: MemoryShape): MemoryDefaults {
+  const roomBytes = (memoryBytes * MEMORY_PEAK_SHARE) / processes - PROCESS_BASE_MB * MiB;
+  const bodyBudgetBytes = Math.max(
+    binaryBodyLimitBytes,
+    clamp(roomBytes * BODY_BUDGET_SHARE, 0, BODY_BUDGET_CEILING_BYTES),
+  );
   const threadMemoryMb = clamp(
-    (memoryBytes * AUTO_THREAD_MEMORY_SHARE) / MiB / (processes * Math.max(1, threads)),
+    (roomBytes - bodyBudgetBytes) / MiB / Math.max(1, threads) - THREAD_OVERHEAD_MB,
     THREAD_MEMORY_FLOOR_MB,
     THREAD_MEMORY_CEILING_MB,
   );
   const heapCapMb = clamp(threadMemoryMb * AUTO_HEAP_SHARE, HEAP_FLOOR_MB, HEAP_CEILING_MB);
-  const bodyBudgetBytes = Math.max(
-    binaryBodyLimitBytes,
-    clamp((memoryBytes / processes) * BODY_BUDGET_SHARE, 0, BODY_BUDGET_CEILING_BYTES),
-  );
   return { threadMemoryMb, heapCapMb, bodyBudgetBytes };
+}
+
+/** The peak RSS, in bytes, of the worst mix these settings admit in one process (the model above). */
+export function worstAdmittedBytes(settings: MemoryDefaults, threads: number): number {
+  return (
+    PROCESS_BASE_MB * MiB +
+    settings.bodyBudgetBytes +
+    threads * (settings.threadMemoryMb + THREAD_OVERHEAD_MB) * MiB
+  );
 }

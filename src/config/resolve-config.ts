@@ -110,7 +110,9 @@ function resolveShape(vars: EnvironmentVariables, machine: MachineFacts): Shape 
     vars.POOL_THREADS === 'auto'
       ? Math.max(1, Math.floor(machine.cores / processes))
       : vars.POOL_THREADS;
-  const memoryBytes = machine.memoryBytes ?? usableMemory();
+  const measured = machine.memoryBytes ?? usableMemory();
+  const memoryBytes =
+    vars.MEMORY_LIMIT_BYTES === 'auto' ? measured : Math.min(measured, vars.MEMORY_LIMIT_BYTES);
   const memory = memoryDefaults({
     memoryBytes,
     processes,

@@ -9,6 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { traceIdOf } from '../tracing/job-trace';
 import { parseEvents } from './bull-job-events';
 import {
+  bodyKey,
   indexKey,
   JOBS_QUEUE,
   ownerIndexKey,
@@ -97,34 +98,56 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
       const existing = await this.read(id);
       if (existing !== undefined) return this.replay(existing.job, existing.state, idempotency);
     }
-    // Counted as Redis holds them: BullMQ stores a job's data as JSON, so a binary body is
-    // base64 there, 4/3 of its bytes, and text is UTF-8.
     const body =
-      payload.body === undefined ? undefined : Buffer.from(payload.body).toString('base64');
-    const bytes = Buffer.byteLength(JSON.stringify(payload.input)) + (body?.length ?? 0);
+      payload.body === undefined
+        ? undefined
+        : Buffer.from(payload.body.buffer, payload.body.byteOffset, payload.body.byteLength);
+    // Counted as Redis holds them: the input and the trace context as UTF-8 text, the body as
+    // its own bytes.
+    const bytes =
+      Buffer.byteLength(JSON.stringify(payload.input)) +
+      (body?.length ?? 0) +
+      (payload.trace === undefined ? 0 : Buffer.byteLength(payload.trace));
     await this.checkBounds(bytes);
     const nonce = randomUUID();
+    // The body is a value of its own, written from the Buffer as it is: BullMQ's data is JSON,
+    // and a body in it would be base64-encoded and stringified here, and parsed back and decoded
+    // by every read of the job, on the event loop (ADR 0053). Written first: a replica may take
+    // the job as soon as it is added.
+    let stored: string | undefined;
+    if (body !== undefined) {
+      const key = bodyKey(this.prefix, nonce);
+      await this.redis(() => this.cancels.redis.set(key, body));
+      stored = key;
+    }
     const data: BullJobData = {
       task: payload.task,
       input: payload.input,
       encrypt: payload.encrypt,
       owner,
       bytes,
-      ...(body === undefined ? {} : { body }),
+      ...(stored === undefined ? {} : { bodyKey: stored }),
       ...(idempotency === undefined ? {} : { fingerprint: idempotency.fingerprint, nonce }),
     };
     const createdAt = Date.now();
     // The submitter's context goes where BullMQ's own telemetry keeps it: the job's options,
     // which a retry and a stalled job's takeover keep (ADR 0048).
     const telemetry = payload.trace === undefined ? {} : { telemetry: { metadata: payload.trace } };
-    const job = await this.redis(() =>
-      this.queue.add(payload.task, data, { jobId: id, timestamp: createdAt, ...telemetry }),
-    );
+    let job: BullJob;
+    try {
+      job = await this.redis(() =>
+        this.queue.add(payload.task, data, { jobId: id, timestamp: createdAt, ...telemetry }),
+      );
+    } catch (error) {
+      if (stored !== undefined) this.dropBody(stored);
+      throw error;
+    }
     if (idempotency !== undefined) {
       // BullMQ keeps the first job with an id; a concurrent submission may have been first.
-      const stored = await this.read(id);
-      if (stored !== undefined && stored.job.data.nonce !== nonce) {
-        return this.replay(stored.job, stored.state, idempotency);
+      const first = await this.read(id);
+      if (first !== undefined && first.job.data.nonce !== nonce) {
+        if (stored !== undefined) this.dropBody(stored);
+        return this.replay(first.job, first.state, idempotency);
       }
     }
     await this.index({ createdAt, id }, owner, bytes);
@@ -331,6 +354,11 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
     }
   }
 
+  /** A body no job holds (its submission lost a race, or was not added): best effort, a warning at worst. */
+  private dropBody(key: string): void {
+    this.cancels.redis.del(key).catch((error: Error) => this.logError(error));
+  }
+
   /** A removed job leaves this record, so that GET still says `cancelled` until the TTL. */
   private async bury(job: BullJob, eventCount: number): Promise<JobView> {
     const view: JobView = {
@@ -341,9 +369,11 @@ export class BullJobQueue extends JobQueue implements OnModuleDestroy {
     };
     const tombstone: Tombstone = { ...view, eventCount };
     await this.redis(() => this.cancels.writeTombstone(view.id, JSON.stringify(tombstone)));
-    await this.redis(() =>
-      this.cancels.redis.decrby(storedBytesKey(this.prefix), job.data.bytes ?? 0),
-    );
+    const { bodyKey: body, bytes } = job.data;
+    await this.redis(() => {
+      const both = this.cancels.redis.multi().decrby(storedBytesKey(this.prefix), bytes ?? 0);
+      return (body === undefined ? both : both.del(body)).exec();
+    });
     recordJobEnd(job.name, 'cancelled', job.timestamp);
     return view;
   }

@@ -17,7 +17,7 @@ import { JOBS_QUEUE, storedBytesKey, type BullJobData } from './bull-jobs.consta
 import { CancelSignals } from './cancel-signals.service';
 import { isRetryable, JobExecutor, toJobError } from './job-executor.service';
 import { recordJobEnd } from './job-metrics';
-import type { JobEvent, JobResult } from './job.types';
+import type { JobError, JobEvent, JobResult } from './job.types';
 import { redisOptions } from './redis-options';
 import type { TaskProgress } from '../workers/task-progress';
 
@@ -65,8 +65,11 @@ export class BullJobProcessor
 
   async process(job: Job<BullJobData, JobResult>): Promise<JobResult> {
     const id = job.id as string;
-    const { task, input, body, encrypt } = job.data;
-    const attempt = job.attemptsMade + 1;
+    const { task, input, encrypt } = job.data;
+    // Runs started, as the job's view counts them: a stalled job's takeover is a run too, which
+    // `attemptsMade` (failures) does not count and `attemptsStarted` does.
+    const attempt = Math.max(job.attemptsStarted, job.attemptsMade + 1);
+    if (attempt > this.config.jobs.attempts) return this.abandoned(job, attempt - 1);
     const controller = new AbortController();
     const unwatch = this.cancels.watch(id, controller);
     this.log(job, { type: 'status', status: 'running', attempt, at: now() });
@@ -78,17 +81,12 @@ export class BullJobProcessor
         : activeTracing()?.startJobRun(stored, {
             jobId: id,
             task,
-            // Counted as the job's view counts runs: a stalled job's takeover is a run too.
-            attempt: Math.max(job.attemptsStarted, attempt),
+            attempt,
           });
     try {
       if (await this.cancels.isRequested(id)) throw Errors.taskCancelled();
-      const payload = {
-        task,
-        input,
-        encrypt,
-        ...(body === undefined ? {} : { body: Buffer.from(body, 'base64') }),
-      };
+      const body = await this.body(job.data);
+      const payload = { task, input, encrypt, ...(body === undefined ? {} : { body }) };
       const result = await this.executor.execute(
         payload,
         controller.signal,
@@ -104,6 +102,36 @@ export class BullJobProcessor
     } finally {
       unwatch();
     }
+  }
+
+  /**
+   * A job whose last run's process died, taken over with no attempt left:
+   * failed as a crash (as on SQLite) by this replica, which so gives back its
+   * body and bytes. BullMQ's own end for it (`maxStalledCount`) would not: it
+   * fails the job inside Redis, where no replica sees it end.
+   */
+  private async abandoned(job: Job<BullJobData, JobResult>, lastRun: number): Promise<never> {
+    const error: JobError = {
+      code: ErrorCode.WORKER_CRASHED,
+      detail: 'The process running the job stopped (its lock expired) and no attempts are left',
+    };
+    recordJobEnd(job.data.task, 'failed', job.timestamp);
+    await this.ended(job, { type: 'status', status: 'failed', attempt: lastRun, at: now() });
+    throw new UnrecoverableError(JSON.stringify(error));
+  }
+
+  /**
+   * The job's binary body: its own Redis value, read as a Buffer (ADR 0053), or
+   * base64 in the data of a job an earlier release submitted.
+   */
+  private async body(data: BullJobData): Promise<Buffer | undefined> {
+    if (data.bodyKey !== undefined) {
+      const body = await this.cancels.redis.getBuffer(data.bodyKey);
+      // Deleted only when the job ends; gone otherwise means Redis lost it (a flush, an eviction).
+      if (body === null) throw Errors.taskFailed("The job's body is no longer in Redis");
+      return body;
+    }
+    return data.body === undefined ? undefined : Buffer.from(data.body, 'base64');
   }
 
   /**
@@ -148,6 +176,7 @@ export class BullJobProcessor
     try {
       // Before BullMQ records the end: a stream that sees the job finished has seen this event.
       await appendEvent(job, event);
+      if (job.data.bodyKey !== undefined) await this.cancels.redis.del(job.data.bodyKey);
       if (job.data.body !== undefined) {
         const withoutBody: { -readonly [K in keyof BullJobData]?: BullJobData[K] } = {
           ...job.data,
@@ -192,7 +221,8 @@ export function configuredProcessor(config: AppConfig): Type<BullJobProcessor> {
     connection: redisOptions(redisUrl as string),
     lockDuration: lockDurationMs,
     stalledInterval: Math.max(500, Math.floor(lockDurationMs / 2)),
-    // A job whose replica died is taken over at most this many times.
+    // A job whose replica died comes back to a worker, which fails it once its runs are spent
+    // (`abandoned`): BullMQ's own limit is only a backstop, one past what a worker reaches.
     maxStalledCount: attempts,
   })
   class ConfiguredBullJobProcessor extends BullJobProcessor {}

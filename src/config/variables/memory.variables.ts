@@ -29,11 +29,26 @@ export class MemoryVariables {
   WORKER_RECYCLE_HEAP_MB: number | 'auto' = 'auto';
 
   /**
+   * Bytes of memory the service may use, which every memory `auto` value is derived from
+   * (docs/adr/0044-memory-defaults-from-the-container.md). `auto`: the container's cgroup limit,
+   * else the machine's memory. A number smaller than that is used instead: a limit the cgroup does
+   * not show (a pod's sidecars, a machine shared with other services), or a test that plays a
+   * container's limit.
+   */
+  @autoOrNumber()
+  @unlessAuto()
+  @Min(67_108_864)
+  @Max(1_125_899_906_842_624)
+  @IsInt({ message: 'MEMORY_LIMIT_BYTES must be `auto` or a whole number' })
+  MEMORY_LIMIT_BYTES: number | 'auto' = 'auto';
+
+  /**
    * Memory one thread may use while it runs a task, V8 heap and external memory (buffers, typed
    * arrays) together, sampled every 50 ms; a task over it is stopped with 500
-   * `WORKER_OUT_OF_MEMORY` and its thread replaced. `auto`: 75 % of the usable memory (the
-   * container's cgroup limit, else the machine's) shared by every thread of every process, between
-   * 64 and 2048; `0`: not watched.
+   * `WORKER_OUT_OF_MEMORY` and its thread replaced. `auto`: derived so that the worst mix the
+   * service admits stays within 85 % of the usable memory (`MEMORY_LIMIT_BYTES`: the container's
+   * cgroup limit, else the machine's): each process's part, less its base and its body budget,
+   * shared by its threads, between 64 and 2048; `0`: not watched.
    */
   @autoOrNumber()
   @unlessAuto()
@@ -45,9 +60,10 @@ export class MemoryVariables {
   /**
    * Bytes of request bodies a process holds at once (being received, queued or on a thread); a body
    * that would pass it gets 503 `POOL_SATURATED` (reason `memory`) at once, from its
-   * `Content-Length` or as soon as a chunked body crosses it. `auto`: a quarter of the memory the
-   * process may use (the container's limit, else the machine's, shared among `CLUSTER_PROCESSES`),
-   * at most 256 MiB, and at least `BINARY_BODY_LIMIT_BYTES`. An explicit value must be at least
+   * `Content-Length` or as soon as a chunked body crosses it. `auto`: a tenth of what a process's
+   * part of 85 % of the usable memory (`MEMORY_LIMIT_BYTES`, shared among `CLUSTER_PROCESSES`)
+   * leaves beyond its base, at most 256 MiB, and at least `BINARY_BODY_LIMIT_BYTES`
+   * (docs/adr/0044-memory-defaults-from-the-container.md). An explicit value must be at least
    * `BINARY_BODY_LIMIT_BYTES`.
    */
   @autoOrNumber()

@@ -260,7 +260,8 @@ function recordFinal(
     .statement(
       `UPDATE jobs SET status = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
            lease_owner = NULL, lease_until = NULL, body = NULL, cancel_requested = 0,
-           bytes = length(input) + ?, last_event = last_event + 1
+           bytes = length(CAST(input AS BLOB)) + coalesce(length(CAST(trace_context AS BLOB)), 0) + ?,
+           last_event = last_event + 1
          WHERE id = ? AND status = ? ${lease}
          RETURNING task, created_at, attempts, last_event`,
     )
@@ -270,7 +271,7 @@ function recordFinal(
       error,
       now,
       now + resultTtlSeconds * 1000,
-      (result?.length ?? 0) + (error?.length ?? 0),
+      Buffer.byteLength(result ?? '') + Buffer.byteLength(error ?? ''),
       target.id,
       target.from,
       ...leaseParams,

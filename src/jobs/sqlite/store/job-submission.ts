@@ -20,7 +20,11 @@ export function insertJob(
   now: number,
 ): { job: JobView; created: boolean } {
   const input = JSON.stringify(payload.input);
-  const bytes = input.length + (payload.body?.byteLength ?? 0);
+  // As stored: the input and the trace context as UTF-8 text, the body as a blob.
+  const bytes =
+    Buffer.byteLength(input) +
+    (payload.body?.byteLength ?? 0) +
+    (payload.trace === undefined ? 0 : Buffer.byteLength(payload.trace));
   return transaction(store, () => {
     const existing =
       idempotency === undefined ? undefined : jobOfKey(store, owner, idempotency, now);
