@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CostModel, sureAfterRuns } from './cost-model';
+import { CostModel, costKeyOf, sureAfterRuns } from './cost-model';
 
 /** The models below are of a one-thread pool. */
 const SURE_AFTER_RUNS = sureAfterRuns(1);
@@ -33,6 +33,50 @@ describe(CostModel.name, () => {
     });
     model.record('hash', 20, 100);
     expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 20, sure: true });
+  });
+
+  it('learns each cost class apart: dear runs of one leave another unmeasured', () => {
+    const model = new CostModel(50);
+    measure(model, costKeyOf('compress', 'gzip-9'), 1000, 400, 4);
+    expect(model.estimate(costKeyOf('compress', 'gzip-9'), 1000)).toMatchObject({
+      floorMs: 400,
+      sure: true,
+    });
+    expect(model.estimate(costKeyOf('compress', 'gzip-1'), 1000)).toEqual(
+      new CostModel(50).estimate('compress', 1000),
+    );
+    // No class declared: the task's one class.
+    expect(costKeyOf('compress')).toBe('compress');
+  });
+
+  it("refuses by one client's runs only that client, and by several clients' runs anyone", () => {
+    const model = new CostModel(50);
+    for (let run = 0; run < 4; run++) model.record('pdf', 900, 1000, 'x');
+    expect(model.estimate('pdf', 1000, 'x')).toMatchObject({ floorMs: 900, sure: true });
+    expect(model.estimate('pdf', 1000, 'y')).toMatchObject({
+      ms: 900,
+      floorMs: 0,
+      fastestMs: 0,
+      seenMs: 0,
+      sure: false,
+    });
+    // Nor does it floor a larger size for another client.
+    expect(model.estimate('pdf', 4000, 'y').floorMs).toBe(0);
+    for (let run = 0; run < 4; run++) model.record('pdf', 900, 1000, 'z');
+    expect(model.estimate('pdf', 1000, 'y')).toMatchObject({ floorMs: 900, sure: true });
+  });
+
+  it('is unsure where runs at one size disagree widely, and floors them at the fastest', () => {
+    const model = new CostModel(50);
+    for (const ms of [900, 900, 900, 900, 25, 25, 25, 25]) model.record('pdf', ms, 1000);
+    expect(model.estimate('pdf', 1000)).toMatchObject({ floorMs: 25, fastestMs: 25, sure: false });
+    // A larger size is floored by it too, and is not sure between it and another class.
+    measure(model, 'pdf', 8000, 2000, 4);
+    expect(model.estimate('pdf', 2000)).toMatchObject({ floorMs: 25, sure: false });
+    // Runs that agree within the spread allowed are sure.
+    const narrow = new CostModel(50);
+    for (const ms of [500, 600, 700, 900]) narrow.record('pdf', ms, 1000);
+    expect(narrow.estimate('pdf', 1000)).toMatchObject({ sure: true });
   });
 
   it('takes the median of the runs, so one slow run does not move it', () => {

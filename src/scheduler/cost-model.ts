@@ -29,6 +29,23 @@ export interface CostEstimate {
 const RING = 16;
 
 /**
+ * Runs at one size disagree widely when the upper quartile of their times is
+ * more than this many times the lower one: inputs of one size and cost class
+ * that still cost very differently (a PDF's pages, a body's compressibility).
+ * Such a class is not sure, and its floor is its fastest run: uncertainty
+ * admits (ADR 0054).
+ */
+export const WIDE_SPREAD = 2;
+
+/**
+ * Tasks and cost classes the model keeps apart at most: a task whose
+ * `costClass` returned unbounded labels must not grow it without end. Runs of
+ * a class beyond it are not recorded, so its tasks are never refused for
+ * their own cost, only for the work ahead of them.
+ */
+export const MAX_COST_KEYS = 1024;
+
+/**
  * Runs of a size class before it counts as measured, on a pool of `threads`:
  * two per thread (at most half a class's runs). The first run on each thread
  * is slow — the task's code not compiled yet, the burst that brought it still
@@ -58,14 +75,17 @@ export const sizeClassOf = (size: number) => classOf(unitsOf(size));
 class SizeClass {
   private readonly times: number[] = [];
   private readonly sizes: number[] = [];
+  /** Whose each run was (the client's fair-share key). */
+  private readonly clients: string[] = [];
   private next = 0;
   private summary: ClassSummary | undefined;
   /** When the newest run of this class was recorded (the model's clock). */
   lastAt = 0;
 
-  add(units: number, runMs: number, at: number): void {
+  add(units: number, runMs: number, at: number, client: string): void {
     this.times[this.next] = runMs;
     this.sizes[this.next] = units;
+    this.clients[this.next] = client;
     this.next = (this.next + 1) % RING;
     this.lastAt = at;
     this.summary = undefined;
@@ -81,8 +101,12 @@ class SizeClass {
     const times = [...this.times].sort((a, b) => a - b);
     const sizes = [...this.sizes].sort((a, b) => a - b);
     const last = times.length - 1;
+    const lowMs = times[Math.floor(last / 4)] as number;
+    const first = this.clients[0] as string;
     this.summary = {
       runs: times.length,
+      onlyClient: this.clients.every((client) => client === first) ? first : undefined,
+      wide: (times[Math.ceil((3 * last) / 4)] as number) > WIDE_SPREAD * lowMs,
       size: quantile(sizes, 0.5),
       ms: quantile(times, 0.5),
       // The floor pairs a low time with a high size: for a cost that grows
@@ -90,7 +114,7 @@ class SizeClass {
       // the sizes, so this pair bounds the cost at that size from below, and
       // slow runs (a collection, a busy core) cannot raise it unless they are
       // three in four.
-      lowMs: times[Math.floor(last / 4)] as number,
+      lowMs,
       lowSize: sizes[Math.ceil((3 * last) / 4)] as number,
       highMs: times[Math.ceil(last * 0.9)] as number,
       fastestMs: times[0] as number,
@@ -102,6 +126,10 @@ class SizeClass {
 
 interface ClassSummary {
   readonly runs: number;
+  /** The one client whose runs these all are; undefined when they are several clients'. */
+  readonly onlyClient: string | undefined;
+  /** The runs disagree widely (`WIDE_SPREAD`): the class is not sure, and its floor is its fastest run. */
+  readonly wide: boolean;
   /** Median size and run time. */
   readonly size: number;
   readonly ms: number;
@@ -116,10 +144,19 @@ interface ClassSummary {
 }
 
 /**
- * What a task costs a thread, learnt per task from its completed runs, as a
- * fixed part (the message, the wake-up, the answer) plus a part that grows
- * with the input's declared size (`TaskDefinition.size`), not necessarily in
- * proportion: `a + b·size^k`.
+ * The key a task's runs are learnt under: its name, and its cost class when
+ * its definition declares one (`TaskDefinition.costClass`), so that inputs
+ * whose options change the cost per unit are never estimated from each other.
+ */
+export function costKeyOf(task: string, costClass?: string): string {
+  return costClass === undefined || costClass === '' ? task : `${task}\u0000${costClass}`;
+}
+
+/**
+ * What a task costs a thread, learnt per task and cost class (`costKeyOf`)
+ * from its completed runs, as a fixed part (the message, the wake-up, the
+ * answer) plus a part that grows with the input's declared size
+ * (`TaskDefinition.size`), not necessarily in proportion: `a + b·size^k`.
  *
  * Runs are kept per size class (sizes within a factor of two), the newest
  * sixteen of each, and read through robust statistics: the median is the
@@ -131,6 +168,13 @@ interface ClassSummary {
  * one; such an estimate is not `sure`, and its floor is only what a smaller
  * measured size already costs, so a size never measured is never refused for
  * the model's guess (ADR 0041).
+ *
+ * What refuses (the floor, the fastest run, `sure`) rests only on runs that
+ * speak for the asking client: a size class whose runs are all one other
+ * client's says nothing about this client's inputs, and one whose runs
+ * disagree widely (`WIDE_SPREAD`) is not sure and floors at its fastest run
+ * (ADR 0054). The median (`ms`) still counts every run: it only orders and
+ * weighs the queue.
  *
  * A run that was stopped (deadline, crash, client gone) cost at least what it
  * ran: it raises its class's floor, never lowers it, so a task that always
@@ -159,7 +203,11 @@ export class CostModel {
     return this.changes;
   }
 
-  estimate(task: string, size = 1): CostEstimate {
+  /**
+   * The cost of `task` (a `costKeyOf` key) at `size`, for `client`: only
+   * runs of several clients, or of this client alone, can make it sure.
+   */
+  estimate(task: string, size = 1, client = ''): CostEstimate {
     const classes = this.tasks.get(task);
     if (classes === undefined) {
       return {
@@ -176,7 +224,7 @@ export class CostModel {
       points = summaries(classes);
       this.points.set(task, points);
     }
-    return estimateFrom(points, unitsOf(size), this.sureAfter);
+    return estimateFrom(points, unitsOf(size), this.sureAfter, client);
   }
 
   /** Whether `task` has been measured at least once. */
@@ -189,19 +237,19 @@ export class CostModel {
     return this.tasks.get(task)?.get(classOf(unitsOf(size)))?.lastAt;
   }
 
-  /** A completed run of `task`, of this `size`, that took `runMs`. */
-  record(task: string, runMs: number, size = 1): void {
+  /** A completed run of `task`, of this `size`, that took `runMs`, for `client`. */
+  record(task: string, runMs: number, size = 1, client = ''): void {
     const units = unitsOf(size);
-    this.classFor(task, units).add(units, runMs, this.now());
+    this.classFor(task, units)?.add(units, runMs, this.now(), client);
     this.changed(task);
   }
 
   /** A run of `task`, of this `size`, stopped after `elapsedMs`: it costs at least that much. */
-  recordAtLeast(task: string, elapsedMs: number, size = 1): void {
+  recordAtLeast(task: string, elapsedMs: number, size = 1, client = ''): void {
     const units = unitsOf(size);
     const sizeClass = this.tasks.get(task)?.get(classOf(units));
     if (sizeClass !== undefined && elapsedMs <= sizeClass.lowMs) return;
-    this.classFor(task, units).add(units, elapsedMs, this.now());
+    this.classFor(task, units)?.add(units, elapsedMs, this.now(), client);
     this.changed(task);
   }
 
@@ -210,9 +258,11 @@ export class CostModel {
     this.changes += 1;
   }
 
-  private classFor(task: string, units: number): SizeClass {
+  /** The size class to record in; undefined when a new task would pass `MAX_COST_KEYS`. */
+  private classFor(task: string, units: number): SizeClass | undefined {
     let classes = this.tasks.get(task);
     if (classes === undefined) {
+      if (this.tasks.size >= MAX_COST_KEYS) return undefined;
       classes = new Map();
       this.tasks.set(task, classes);
     }
@@ -237,11 +287,14 @@ function estimateFrom(
   points: readonly ClassSummary[],
   units: number,
   sureAfter: number,
+  client: string,
 ): CostEstimate {
-  const floorMs = floorAt(points, units, sureAfter);
-  const seenMs = floorAt(points, units, 1);
-  const fastestMs = fastestAt(points, units, sureAfter);
-  const sure = isSure(points, units, sureAfter);
+  const speaks = (point: ClassSummary, runs: number) =>
+    point.runs >= runs && (point.onlyClient === undefined || point.onlyClient === client);
+  const floorMs = floorAt(points, units, (point) => speaks(point, sureAfter));
+  const seenMs = floorAt(points, units, (point) => speaks(point, 1));
+  const fastestMs = fastestAt(points, units, (point) => speaks(point, sureAfter));
+  const sure = isSure(points, units, (point) => speaks(point, sureAfter));
   const ms = Math.max(
     floorMs,
     curveAt(points, units, (point) => point.ms),
@@ -250,11 +303,15 @@ function estimateFrom(
   return { ms, floorMs, highMs: Math.max(ms, high), seenMs, fastestMs, sure };
 }
 
-/** The largest of the fastest runs of the classes whose every size is at most `units`. */
-function fastestAt(points: readonly ClassSummary[], units: number, sureAfter: number): number {
+/** The largest of the fastest runs of the classes counted whose every size is at most `units`. */
+function fastestAt(
+  points: readonly ClassSummary[],
+  units: number,
+  counts: (point: ClassSummary) => boolean,
+): number {
   let fastest = 0;
   for (const point of points) {
-    if (point.runs >= sureAfter && point.largestSize <= units) {
+    if (counts(point) && point.largestSize <= units) {
       fastest = Math.max(fastest, point.fastestMs);
     }
   }
@@ -262,26 +319,42 @@ function fastestAt(points: readonly ClassSummary[], units: number, sureAfter: nu
 }
 
 /**
- * The largest floor measured at this size or below: a larger input costs at
- * least what a smaller one measurably did. Only classes with `runs` runs count.
+ * The largest floor measured at this size or below, over the classes
+ * counted: a larger input costs at least what a smaller one measurably did.
+ * A class whose runs disagree widely floors at its fastest run.
  */
-function floorAt(points: readonly ClassSummary[], units: number, runs: number): number {
+function floorAt(
+  points: readonly ClassSummary[],
+  units: number,
+  counts: (point: ClassSummary) => boolean,
+): number {
   let floor = 0;
   for (const point of points) {
-    if (point.runs >= runs && point.lowSize <= units) floor = Math.max(floor, point.lowMs);
+    if (!counts(point)) continue;
+    if (point.wide) {
+      if (point.largestSize <= units) floor = Math.max(floor, point.fastestMs);
+    } else if (point.lowSize <= units) floor = Math.max(floor, point.lowMs);
   }
   return floor;
 }
 
-/** Measured in its own class, or lying between two measured classes. */
-function isSure(points: readonly ClassSummary[], units: number, sureAfter: number): boolean {
+/**
+ * Measured in its own class, or lying between two measured classes, by
+ * classes counted; never where its own class's runs disagree widely.
+ */
+function isSure(
+  points: readonly ClassSummary[],
+  units: number,
+  counts: (point: ClassSummary) => boolean,
+): boolean {
   const own = classOf(units);
   let below = false;
   let above = false;
   for (const point of points) {
-    if (point.runs < sureAfter) continue;
+    if (!counts(point)) continue;
     const index = classOf(point.size);
-    if (index === own) return true;
+    if (index === own) return !point.wide;
+    if (point.wide) continue;
     if (index < own) below = true;
     else above = true;
   }

@@ -1,5 +1,5 @@
 import type { CostModel } from './cost-model';
-import { sizeClassOf } from './cost-model';
+import { costKeyOf, sizeClassOf } from './cost-model';
 import type { Ticket } from './scheduler-types';
 
 /**
@@ -30,13 +30,14 @@ export class Probes {
 
   /** Time until this task's size class may be probed again (0: now). */
   waitFor(ticket: Ticket, now: number): number {
-    const lastRun = this.costs.lastRunAt(ticket.task, ticket.size) ?? -Infinity;
+    const lastRun =
+      this.costs.lastRunAt(costKeyOf(ticket.task, ticket.costClass), ticket.size) ?? -Infinity;
     const lastProbe = this.takenAt.get(probeKey(ticket)) ?? -Infinity;
     return Math.max(0, Math.max(lastRun, lastProbe) + PROBE_AFTER_MS - now);
   }
 }
 
-/** Probes are counted per task and size class. */
+/** Probes are counted per task, cost class and size class. */
 function probeKey(ticket: Ticket): string {
-  return `${ticket.task}\u0000${sizeClassOf(ticket.size)}`;
+  return `${costKeyOf(ticket.task, ticket.costClass)}\u0000${sizeClassOf(ticket.size)}`;
 }

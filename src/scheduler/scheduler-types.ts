@@ -7,6 +7,11 @@ export interface Ticket {
   readonly task: string;
   /** How much work this input is, in the task's own unit (`TaskDefinition.size`); 1 if undeclared. */
   readonly size: number;
+  /**
+   * What else drives this input's cost per unit (`TaskDefinition.costClass`):
+   * the cost is learnt per task and class; absent, one class per task.
+   */
+  readonly costClass?: string;
   /** The fair-share key: a client's, the shared one, or the jobs'. */
   readonly key: string;
   /** When the task must have finished, on the scheduler's clock (ms). */

@@ -263,6 +263,52 @@ describe(TaskScheduler.name, () => {
     expect(h.scheduler.state().refusals['too-long']).toBe(1);
   });
 
+  describe('a cheap request after dear runs at its size (cost classes, clients)', () => {
+    /** Client x's four dear runs of `pdf` at one size, reading every page. */
+    async function poisoned(): Promise<Harness> {
+      const h = harness();
+      const dear = { task: 'pdf', size: 1000, costClass: 'pages-4096', key: 'x' };
+      for (let run = 0; run < 4; run++) {
+        const done = h.submit(`dear-${run}`, dear);
+        await h.finish(`dear-${run}`, 900);
+        await done;
+      }
+      // The runs are sure for their class and client: the same request with 700 ms left is refused.
+      expect(
+        await settled(h.submit('same', { ...dear, deadlineAt: h.clock.now + 700 })),
+      ).toMatchObject({ facts: { reason: 'too-long' } });
+      return h;
+    }
+
+    it('admits a request of another cost class at the same size, from the same client', async () => {
+      const h = await poisoned();
+      const cheap = h.submit('cheap', {
+        task: 'pdf',
+        size: 1000,
+        costClass: 'pages-1',
+        key: 'x',
+        deadlineAt: h.clock.now + 700,
+      });
+      expect(h.started.at(-1)).toBe('cheap');
+      await h.finish('cheap', 25);
+      await expect(cheap).resolves.toBe('cheap');
+    });
+
+    it("admits another client's request of the same class: one client's inputs refuse only that client", async () => {
+      const h = await poisoned();
+      const victim = { task: 'pdf', size: 1000, costClass: 'pages-4096', key: 'y' };
+      const cheap = h.submit('cheap', { ...victim, deadlineAt: h.clock.now + 700 });
+      expect(h.started.at(-1)).toBe('cheap');
+      await h.finish('cheap', 25);
+      await expect(cheap).resolves.toBe('cheap');
+      // Its run is y's: the runs are now two clients', and they disagree widely, so nothing is sure.
+      const next = h.submit('next', { ...victim, deadlineAt: h.clock.now + 700 });
+      expect(h.started.at(-1)).toBe('next');
+      await h.finish('next', 25);
+      await expect(next).resolves.toBe('next');
+    });
+  });
+
   it('lets an idle thread probe a refused size again once its runs are old, so no size is locked out', async () => {
     const h = harness();
     await h.measure('work', 400);

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { AppError } from '../common/app-error';
 import { JOBS_CLIENT_KEY as JOBS_KEY } from '../auth/client-key';
 import { CoDel } from './codel';
-import { CostModel, type CostEstimate } from './cost-model';
+import { CostModel, costKeyOf, type CostEstimate } from './cost-model';
 import { FairQueue, type ServeOrder, type WorkMeasure } from './fair-queue';
 import { Impatience } from './impatience';
 import { Probes } from './probes';
@@ -130,7 +130,7 @@ export class TaskScheduler {
   ): Promise<T> {
     if (signal.aborted) return Promise.reject(abortError());
     const now = this.now();
-    const estimate = this.costs.estimate(ticket.task, ticket.size);
+    const estimate = this.estimateOf(ticket);
     const refused = this.admit(ticket, estimate, now);
     if (refused !== undefined) return Promise.reject(refused);
 
@@ -373,9 +373,10 @@ export class TaskScheduler {
     for (const member of members) {
       member.begin(batch, (completed, threadMs) => {
         const elapsed = (this.now() - thread.startedAt) / members.length;
-        const { task, size } = member.ticket;
-        if (completed) this.costs.record(task, threadMs ?? elapsed, size);
-        else this.costs.recordAtLeast(task, elapsed, size);
+        const { ticket } = member;
+        const task = costKeyOf(ticket.task, ticket.costClass);
+        if (completed) this.costs.record(task, threadMs ?? elapsed, ticket.size, ticket.key);
+        else this.costs.recordAtLeast(task, elapsed, ticket.size, ticket.key);
         unsettled -= 1;
         if (unsettled > 0) return;
         this.running.delete(thread);
@@ -464,7 +465,7 @@ export class TaskScheduler {
   /** Estimates a waiting task anew if the cost model learnt since its last estimate. */
   private refresh(waiting: Waiting): void {
     if (waiting.version === this.costs.version) return;
-    const estimate = this.costs.estimate(waiting.ticket.task, waiting.ticket.size);
+    const estimate = this.estimateOf(waiting.ticket);
     waiting.version = this.costs.version;
     waiting.estimate = estimate;
     if (
@@ -474,6 +475,11 @@ export class TaskScheduler {
       waiting.cost = estimate.ms;
       waiting.floorMs = estimate.floorMs;
     }
+  }
+
+  /** The cost of the ticket's task and cost class at its size, as the ticket's client may rely on it. */
+  private estimateOf(ticket: Ticket): CostEstimate {
+    return this.costs.estimate(costKeyOf(ticket.task, ticket.costClass), ticket.size, ticket.key);
   }
 
   /** Makes sure the waiting tasks are checked again within `withinMs` (at least `RECHECK_MIN_MS` apart). */

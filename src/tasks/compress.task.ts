@@ -90,6 +90,8 @@ export const compressTask = defineTask<CompressInput, Uint8Array>({
     bodyCapFor: compressBodyCap,
   },
   size: (_input, body) => body?.byteLength ?? 0,
+  // The format and level set the time per byte: gzip 9 takes many times gzip 1's.
+  costClass: ({ format, level }) => `${format}-${level}`,
   limits: {
     gzipAndDeflateLevels: `${LEVELS.gzip.min}-${LEVELS.gzip.max} (default ${DEFAULT_LEVEL})`,
     brotliLevels: `${LEVELS.br.min}-${LEVELS.br.max} (default ${DEFAULT_LEVEL})`,

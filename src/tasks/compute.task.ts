@@ -49,6 +49,10 @@ export const computeTask = defineTask<ComputeInput, ComputeOutput>({
     'Sums Math.sqrt(i) * Math.sin(i) over `iterations`, then builds and maps a `payloadSize`-element array.',
   input: computeInput,
   size: ({ iterations, payloadSize }) => iterations + payloadSize,
+  // An iteration costs several times an element of the payload, so the split sets the time
+  // per unit: classes by the payload's share of the size, in quarters.
+  costClass: ({ iterations, payloadSize }) =>
+    `payload-${Math.round((4 * payloadSize) / Math.max(1, iterations + payloadSize))}q`,
   limits: { maxIterations: MAX_ITERATIONS, maxPayloadSize: MAX_PAYLOAD_SIZE },
   run({ iterations, payloadSize }, _body, context) {
     let result = 0;

@@ -36,6 +36,8 @@ export const hashTask = defineTask<HashInput, HashOutput>({
   input: hashInput,
   binary: { contentTypes: ['application/octet-stream'] },
   size: (_input, body) => body?.byteLength ?? 0,
+  // Each algorithm has its own time per byte.
+  costClass: ({ algorithm }) => algorithm,
   limits: { algorithms: ALGORITHMS.join(', '), maxBodyBytes: 'the server body limit' },
   run({ algorithm }, body) {
     // An absent body hashes like an empty one: the digest of nothing is well defined.

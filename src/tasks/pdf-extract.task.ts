@@ -76,6 +76,8 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
   input: pdfExtractInput,
   binary: { contentTypes: ['application/pdf'] },
   size: (_input, body) => body?.byteLength ?? 0,
+  // The pages read drive the time more than the bytes: classes by maxPages, in powers of four.
+  costClass: ({ maxPages }) => `pages-${pagesClassOf(maxPages)}`,
   limits: {
     maxPages: MAX_PAGES,
     maxTextChars: MAX_TEXT_CHARS,
@@ -107,6 +109,13 @@ export const pdfExtractTask = defineTask<PdfExtractInput, PdfExtractOutput>({
     }
   },
 });
+
+/** The power of four at or above `maxPages`: 1, 4, 16, … 4096 (the default, 2,000, is in the last). */
+export function pagesClassOf(maxPages: number): number {
+  let bound = 1;
+  while (bound < maxPages) bound *= 4;
+  return bound;
+}
 
 /** Metadata and the text of at most `maxPages` pages, checking for cancellation between pages. */
 async function extract(

@@ -4,7 +4,8 @@ import type { TaskContext } from './task-context';
 /**
  * The one description of a task, shared by both sides of the pool:
  * the main thread reads `name`, `description`, `input`, `binary` and `limits`
- * for the catalog and for validation; a worker thread calls `run`.
+ * for the catalog and for validation, and `size` and `costClass` for the
+ * scheduler; a worker thread calls `run`.
  *
  * Files that define tasks import nothing from `@nestjs/*`: threads load them,
  * and a thread should start in milliseconds, not load a web framework.
@@ -32,6 +33,20 @@ export interface TaskDefinition<Input extends object = object, Output = unknown>
    * Runs on the main thread for every request: keep it constant-time.
    */
   size?(input: Input, body: Uint8Array | undefined): number;
+  /**
+   * What, besides `size`, changes this input's cost per unit: a short label
+   * from a small fixed set, for tasks whose options make one unit dearer or
+   * cheaper (compress: `gzip-9` against `gzip-1`; pdf-extract: how many pages
+   * it reads). The scheduler learns each task's cost per class, so runs of
+   * one class never refuse a request of another: without it, another
+   * client's dear runs at one size would get a cheap request at that size
+   * refused. Keep the classes few (a handful to a few dozen per task): each
+   * is measured from its own runs before its estimate refuses anything, and
+   * the scheduler keeps at most 1,024 classes over all tasks. Left out: one
+   * class per task. Runs on the main thread for every request: keep it
+   * constant-time (docs/tasks.md, ADR 0054).
+   */
+  costClass?(input: Input, body: Uint8Array | undefined): string;
   /**
    * Runs inside a worker thread (or inline when `POOL_THREADS=0`).
    * `body` is the raw request body for binary tasks, otherwise undefined;

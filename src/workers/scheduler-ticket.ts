@@ -22,12 +22,14 @@ export function ticketFor(
   request: TaskCaller,
   arrivedAt: number,
   taskTimeoutMs: number,
+  costClass?: string,
 ): { ticket: Ticket; timeoutMs: number } {
   const timeoutMs = Math.min(taskTimeoutMs, request.deadlineMs ?? Infinity);
   return {
     ticket: {
       task,
       size,
+      costClass,
       key: request.clientKey ?? SHARED_CLIENT_KEY,
       deadlineAt: arrivedAt + timeoutMs,
       clientDeadline: request.deadlineMs !== undefined,

@@ -136,7 +136,14 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     if (!this.accepting) throw this.settlement.settle(ref, 'rejected', Errors.shuttingDown());
 
     const { taskTimeoutMs, cancelGraceMs } = this.config.pool;
-    const { ticket, timeoutMs } = ticketFor(name, size, options, arrivedAt, taskTimeoutMs);
+    const { ticket, timeoutMs } = ticketFor(
+      name,
+      size,
+      options,
+      arrivedAt,
+      taskTimeoutMs,
+      definition.costClass?.(input, options.body),
+    );
     const remainingMs = timeoutMs - (performance.now() - arrivedAt);
     const control = new TaskControl(remainingMs, cancelGraceMs, options.signal);
     const submittedAt = preciseNow() - (performance.now() - arrivedAt);
