@@ -52,9 +52,10 @@ export class IntakeGate {
     const gate = this;
     return function (this: ServerResponse): void {
       gate.inProgress -= 1;
-      // The response has let go of its socket by now; the request keeps it.
+      // The response has let go of its socket by now; the request keeps it. A connection
+      // whose response said `Connection: close` has no next request to hold.
       const socket = this.req.socket;
-      if (!socket.destroyed && gate.holds(this.req)) gate.hold(socket);
+      if (this.shouldKeepAlive && !socket.destroyed && gate.holds(this.req)) gate.hold(socket);
       else gate.release();
     };
   })();
