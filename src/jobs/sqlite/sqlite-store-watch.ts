@@ -8,7 +8,7 @@ import { Errors, type AppError } from '../../common/app-error';
 import { AppConfig } from '../../config/app-config';
 import type { JobStoreHealth } from '../job-queue';
 import { SqliteJobStore } from './sqlite-job-store';
-import { checkStoreFile, type StoreFileProblem } from './store-file-check';
+import { checkStoreFile, type StoreFileFinding, type StoreFileProblem } from './store-file-check';
 
 interface Lost {
   readonly problem: StoreFileProblem | 'not-opened';
@@ -18,10 +18,12 @@ interface Lost {
 
 /**
  * Whether the file this process opened is still the job store at
- * `JOBS_SQLITE_PATH` (`store-file-check.ts`), every
- * `JOBS_SQLITE_CHECK_INTERVAL_MS`: one `stat` per interval, never one per
- * request. While it is not, every job call is QUEUE_UNAVAILABLE and readiness
- * fails with the reason; the change is logged once each way.
+ * `JOBS_SQLITE_PATH` (`store-file-check.ts`): the writer thread confirms it
+ * after every commit and reports a loss at once (`report`), and this watch
+ * looks every `JOBS_SQLITE_CHECK_INTERVAL_MS`, for a process that writes
+ * nothing and to see the file come back. While it is not, every job call is
+ * QUEUE_UNAVAILABLE and readiness fails with the reason; the change is logged
+ * once each way.
  */
 @Injectable()
 export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy {
@@ -83,6 +85,16 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
     return { up: false, details: { backend: 'sqlite', ...known, ...this.lost } };
   }
 
+  /**
+   * The writer thread found, after a commit, that the file is no longer the
+   * store at its path, and refused that commit's callers: from now on the
+   * event loop refuses every call itself, as after the periodic check.
+   */
+  report(finding: StoreFileFinding): void {
+    if (this.lost?.problem === finding.problem) return;
+    this.lose(finding, this.heldJobs(finding.problem));
+  }
+
   private check(): void {
     if (!('identity' in this.store.opened)) return;
     const finding = checkStoreFile(this.store.opened.identity);
@@ -94,8 +106,7 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
       this.lost = undefined;
       return;
     }
-    if (this.lost?.problem === finding.problem) return;
-    this.lose(finding, this.heldJobs(finding.problem));
+    this.report(finding);
   }
 
   private lose(lost: Omit<Lost, 'since'>, held = ''): void {
