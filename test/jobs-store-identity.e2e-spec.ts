@@ -8,6 +8,7 @@ import {
   renameSync,
   statSync,
   unlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,25 @@ describe('the job store file changed under a running service (SQLite, 2 processe
     // The other process still says what it saw.
     await expectUnavailable('not-opened', 'missing');
     expect(existsSync(path)).toBe(false);
+  });
+
+  it('a process that could not open the store when it started (not a database at the path) opens it once the file is restored, without a restart', async () => {
+    // A restore in progress: the store set aside, something else at its path.
+    renameSync(path, `${path}.aside`);
+    writeFileSync(path, 'not a database, yet'.repeat(256));
+    await expectStoreLost('replaced');
+    process.kill(clusterProcessPids(service)[0] as number, 'SIGKILL');
+    await service.waitForLine(
+      /Job store unavailable \(not-opened\): .*file is not a database/,
+      60_000,
+    );
+
+    renameSync(`${path}.aside`, path);
+    await service.waitForLine(
+      new RegExp(`Job store ${storeId} opened at \\S+, after it could not be opened at first`),
+      30_000,
+    );
+    await expectServedAgain('Job store \\S+ (is back|opened at \\S+, after)');
   });
 
   it('moved: refuses jobs and readiness until it is moved back', async () => {
@@ -120,13 +140,14 @@ describe('the job store file changed under a running service (SQLite, 2 processe
     }
   }
 
-  async function expectServedAgain(): Promise<void> {
+  /** `back`: the line each process logs when it serves the store again. */
+  async function expectServedAgain(back = `Job store ${storeId} is back`): Promise<void> {
     // Both, not one: the cluster hands connections to whichever process is free,
     // so the submissions below alone may all reach the one that noticed first.
+    const pattern = new RegExp(back);
     await waitUntil(
       'both processes to say the store is back',
-      () =>
-        service.lines.filter((line) => line.includes(`Job store ${storeId} is back`)).length >= 2,
+      () => service.lines.filter((line) => pattern.test(line)).length >= 2,
       { timeoutMs: 30_000 },
     );
     await waitUntil(
