@@ -105,6 +105,63 @@ function whichProcess(
   });
 }
 
+/** Keep-alive clients of the SIGTERM rounds, each with a connection of its own. */
+const ROUND_CLIENTS = 20;
+/** Longer than the drain's settle time: when the signal comes, every connection has been idle past it. */
+const ROUND_PAUSE_MS = IDLE_SETTLE_MS + 100;
+
+/** One request on `agent`'s connection: `ok`, or the error and whether it was on a kept-alive connection. */
+function roundRequest(agent: Agent, url: string): Promise<string> {
+  return new Promise((done) => {
+    const req = request(
+      new URL('/api/tasks/factorial', url),
+      { agent, method: 'POST', headers: { 'content-type': 'application/json' } },
+      (response) => {
+        response.resume();
+        response.on('end', () =>
+          done(response.statusCode === 200 ? 'ok' : `HTTP ${response.statusCode}`),
+        );
+        response.on('error', (error: NodeJS.ErrnoException) => done(error.code ?? 'error'));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      done(`${error.code ?? error.message}${req.reusedSocket ? ' (kept-alive)' : ''}`),
+    );
+    req.end(JSON.stringify({ n: 5 }));
+  });
+}
+
+/**
+ * 20 keep-alive clients sending in rounds (all together, then a pause longer
+ * than the drain's settle time), and SIGTERM to the service in the same turn
+ * as a round's requests: the moment a drain that closed idle connections at
+ * once reset them, requests written and all (docs/lifecycle.md). Rounds go on
+ * until the service has exited; returns every outcome.
+ */
+async function signalDuringRounds(service: ServiceProcess): Promise<Record<string, number>> {
+  const agents = Array.from(
+    { length: ROUND_CLIENTS },
+    () => new Agent({ keepAlive: true, maxSockets: 1 }),
+  );
+  let exited = false;
+  void service.exited.then(() => (exited = true));
+  const outcomes: string[] = [];
+  try {
+    for (let round = 0; !exited; round++) {
+      if (round === 3) service.child.kill('SIGTERM');
+      outcomes.push(
+        ...(await Promise.all(agents.map((agent) => roundRequest(agent, service.url)))),
+      );
+      await new Promise((resolve) => setTimeout(resolve, ROUND_PAUSE_MS));
+    }
+  } finally {
+    for (const agent of agents) agent.destroy();
+  }
+  return tallyOutcomes(
+    outcomes.map((outcome) => ({ outcome, at: 0, latencyMs: 0, pid: undefined })),
+  );
+}
+
 describe('keep-alive clients through reload, shutdown and crashes (real processes)', () => {
   let service: ServiceProcess | undefined;
   let load: KeepAliveLoad | undefined;
@@ -165,6 +222,31 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
     expect(tallyOutcomes(samples)).toEqual({ ok: samples.length });
     expect(exit).toEqual({ code: 0, signal: null });
   });
+
+  it.each(['1', '2'])(
+    'SIGTERM with the default settings (CLUSTER_PROCESSES=%s), at the moment 20 idle keep-alive connections carry requests: nothing is reset, three times',
+    async (processes) => {
+      for (let signal = 1; signal <= 3; signal++) {
+        const started = await startService(
+          { CLUSTER_PROCESSES: processes, POOL_THREADS: '1' },
+          { readyPath: '/health/ready', timeoutMs: 90_000 },
+        );
+        service = started;
+        if (processes !== '1')
+          await waitUntil('two ready processes', () => readyPids(started).length >= 2);
+        const outcomes = await signalDuringRounds(started);
+        const exit = await started.exited;
+        service = undefined;
+        console.log(
+          `SIGTERM ${signal} (${processes} processes), keep-alive rounds: ${JSON.stringify(outcomes)}`,
+        );
+        // Answered, or refused once no process listens (never accepted, nothing lost).
+        expect(Object.keys(outcomes).filter((o) => o !== 'ok' && o !== 'ECONNREFUSED')).toEqual([]);
+        expect(outcomes.ok).toBeGreaterThanOrEqual(3 * ROUND_CLIENTS);
+        expect(exit).toEqual({ code: 0, signal: null });
+      }
+    },
+  );
 
   it('serves requests on kept-alive connections through the drain, with Connection: close', async () => {
     const single = await startService({ CLUSTER_PROCESSES: '1', POOL_THREADS: '1' });

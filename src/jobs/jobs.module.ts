@@ -64,17 +64,19 @@ function sqliteProviders(): Provider[] {
         new SqliteJobStore({ ...storeOptions(config), create: cluster.isPrimary }),
       inject: [AppConfig],
     },
-    // The thread opens the store its process's reads opened, or none: it never creates a file.
+    // The thread opens the store its process's reads opened (read when it starts: they may open
+    // one late), or none: it never creates a file. It reports a file lost after a commit.
     {
       provide: StoreWriter,
       useFactory: (config: AppConfig, store: SqliteJobStore, watch: SqliteStoreWatch) =>
         new WriterThreadClient(
-          {
+          () => ({
             ...storeOptions(config),
             create: false,
             ...('identity' in store.opened ? { storeId: store.opened.identity.storeId } : {}),
-          },
+          }),
           () => watch.refusal(),
+          (finding) => watch.report(finding),
         ),
       inject: [AppConfig, SqliteJobStore, SqliteStoreWatch],
     },

@@ -1,5 +1,6 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { ConnectionTracker } from './connection-tracker';
 
 interface Harness {
@@ -89,6 +90,23 @@ describe(ConnectionTracker.name, () => {
     expect(h.tracker.closeSettled(0)).toBe(1);
     await closedEvent(socket);
     expect(h.tracker.openConnections).toBe(0);
+  });
+
+  it('counts the settle time from the drain start at the earliest, for a connection idle since before it', async () => {
+    await get(agent, `${h.url}/`);
+    await new Promise((done) => setTimeout(done, 30));
+    // Idle for 30 ms: settled for 20 ms, but not 20 ms since a drain that starts now.
+    expect(h.tracker.closeSettled(20, performance.now())).toBe(0);
+    expect(h.tracker.closeSettled(20)).toBe(1);
+  });
+
+  it('never closes a connection whose reading is paused: a request may wait unread in the kernel', async () => {
+    await get(agent, `${h.url}/`);
+    const server = h.accepted[0]!;
+    server.pause();
+    expect(h.tracker.closeSettled(0)).toBe(0);
+    server.resume();
+    expect(h.tracker.closeSettled(0)).toBe(1);
   });
 
   it('never closes a connection with a request in flight', async () => {

@@ -20,6 +20,16 @@ interface SocketState {
 const CONNECTION = Symbol('connection');
 type TrackedResponse = ServerResponse & { [CONNECTION]: SocketState };
 
+/**
+ * Resolves in the check phase of the next turn of the event loop, right after
+ * its poll: whatever the kernel had for this process by then (a connection
+ * waiting to be accepted, a request on a kept-alive one) has been taken. From
+ * a signal's handler or a timer, one `setImmediate` would run before the poll.
+ */
+export function afterPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /** How often `whenClosed` looks for connections that have settled, at most. */
 const MAX_SETTLE_POLL_MS = 100;
 
@@ -121,15 +131,20 @@ export class ConnectionTracker {
 
   /**
    * Closes each connection that has had no request in flight for at least
-   * `settleMs`. A connection is never closed the instant it falls idle: a
-   * keep-alive client may already have written its next request, which the
-   * close would reset (see docs/lifecycle.md, "The idle-close race").
+   * `settleMs`, counted from `since` at the earliest (the drain's start, so
+   * that a connection idle when the drain began gets that long to carry one
+   * more request, whose answer closes it the race-free way). A connection is
+   * never closed the instant it falls idle: a keep-alive client may already
+   * have written its next request, which the close would reset (see
+   * docs/lifecycle.md, "The idle-close race"). Nor one whose reading is paused:
+   * its next request may wait unread in the kernel.
    */
-  closeSettled(settleMs: number): number {
+  closeSettled(settleMs: number, since = -Infinity): number {
     const now = performance.now();
     let closedNow = 0;
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0 && now - state.idleSince >= settleMs) {
+      if (state.active > 0 || socket.isPaused()) continue;
+      if (now - Math.max(state.idleSince, since) >= settleMs) {
         socket.destroy();
         closedNow += 1;
       }
@@ -171,10 +186,14 @@ export class ConnectionTracker {
    * they have settled — or false when `timeoutMs` passes first.
    */
   async whenClosed(settleMs: number, timeoutMs: number): Promise<boolean> {
-    const deadline = performance.now() + timeoutMs;
+    const since = performance.now();
+    const deadline = since + timeoutMs;
     const pollMs = Math.max(1, Math.min(MAX_SETTLE_POLL_MS, settleMs / 4));
     for (;;) {
-      this.closeSettled(settleMs);
+      // Right after a poll of the sockets: every request that reached the kernel by then has
+      // been read and counts as in flight, so no connection is closed over an unread request.
+      await afterPoll();
+      this.closeSettled(settleMs, since);
       if (this.sockets.size === 0) return true;
       const left = deadline - performance.now();
       if (left <= 0) return false;

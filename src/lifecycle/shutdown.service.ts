@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { WorkerPoolService } from '../workers/worker-pool.service';
-import { ConnectionTracker } from './connection-tracker';
+import { afterPoll, ConnectionTracker } from './connection-tracker';
 import { ExitCode } from './exit-codes';
 import { ListenerHold } from './listener-hold';
 import type { MakeRoomShare } from '../cluster/cluster-messages';
@@ -192,6 +192,11 @@ export class ShutdownService implements BeforeApplicationShutdown {
     const deadline = performance.now() + timeoutMs;
     const remaining = () => Math.max(0, deadline - performance.now());
     this.current = 'draining';
+    // Not in the signal's own turn: connections the kernel completed meanwhile are accepted
+    // first, and will be answered with `Connection: close`. In a cluster, one left in the
+    // shared socket's queue once every process has closed its listener is reset by the kernel
+    // when the primary closes the socket (docs/lifecycle.md).
+    await afterPoll();
     this.stopListening();
     this.logger.log(
       `Draining ${this.connections.inFlight} requests on ${this.connections.openConnections} connections within ${timeoutMs} ms (SHUTDOWN_TIMEOUT_MS)`,

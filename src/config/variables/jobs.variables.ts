@@ -72,8 +72,10 @@ export class JobsVariables {
   /**
    * SQLite job store: how often each process checks that the file it writes is still the one at
    * `JOBS_SQLITE_PATH` (same device and inode) and readable and writable by its mode bits (one
-   * `stat` per interval). A file deleted, moved, replaced or made read-only stops submissions (503
-   * `QUEUE_UNAVAILABLE`) and readiness within this time (docs/jobs.md).
+   * `stat` per interval), and how often a process that could not open the store tries again.
+   * Every commit is checked as well, before it is acknowledged, so a process that writes refuses
+   * from its first commit after a change; this interval bounds how late a process that writes
+   * nothing fails readiness, and how soon a file put back is served (docs/jobs.md).
    */
   @Type(() => Number)
   @Min(100)

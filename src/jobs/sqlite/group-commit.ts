@@ -31,6 +31,17 @@ interface Outcome {
   readonly value: unknown;
 }
 
+export interface GroupCommitOptions {
+  /** Sleeps between tries of a taken lock, where blocking holds no event loop that serves requests. */
+  readonly blockOnLock?: boolean;
+  /**
+   * Runs after each commit, before any of its callers is answered: an error
+   * refuses the whole group instead (the writer thread confirms that the file it
+   * wrote is still the store at its path, ADR 0042).
+   */
+  readonly confirm?: () => Error | undefined;
+}
+
 interface Call {
   readonly work: (store: SqliteJobStore) => unknown;
   readonly resolve: (value: never) => void;
@@ -64,16 +75,17 @@ export class GroupCommit extends StoreWriter {
   private busySince = 0;
   private closed = false;
 
-  /** Sleeps between tries of a taken lock, where blocking holds no event loop that serves requests. */
   private readonly blockOnLock: boolean;
   private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+  private readonly confirm: (() => Error | undefined) | undefined;
 
   constructor(
     private readonly store: SqliteJobStore,
-    options: { blockOnLock?: boolean } = {},
+    options: GroupCommitOptions = {},
   ) {
     super();
     this.blockOnLock = options.blockOnLock === true;
+    this.confirm = options.confirm;
   }
 
   call<M extends WriteMethod>(
@@ -139,6 +151,14 @@ export class GroupCommit extends StoreWriter {
     } catch (error) {
       this.store.rollback();
       for (const call of group) call.reject(error);
+      return;
+    }
+    // After the commit, so that a file deleted or replaced at any moment before it is seen: no
+    // caller is told its write is kept when the file it went to is no longer the store (ADR 0042).
+    const refused = this.confirm?.();
+    if (refused !== undefined) {
+      for (const call of group) call.reject(refused);
+      if (this.calls.length + this.lastCalls.length > 0) this.schedule(false);
       return;
     }
     group.forEach((call, i) => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
@@ -110,5 +110,30 @@ describe(SqliteJobStore.name, () => {
     expect(store.insert(payload, 'owner', undefined, 4).created).toBe(true);
     expect(store.get(first.id, anyone, 5)).toBeUndefined();
     store.close();
+  });
+
+  it('opens late: a forked process that found no store, or not a database, opens it once it is there, and never creates one', () => {
+    const path = join(dir, 'jobs.sqlite');
+    const forked = open({ create: false });
+    expect(forked.opened).toMatchObject({ problem: expect.stringMatching(/^no job store at/) });
+    expect(forked.reopen()).toBe(false);
+    expect(existsSync(path)).toBe(false);
+
+    writeFileSync(path, 'not a database, yet'.repeat(256));
+    expect(forked.reopen()).toBe(false);
+    expect(forked.opened).toMatchObject({
+      problem: expect.stringMatching(/could not be opened \(file is not a database\)/),
+    });
+    expect(() => forked.counts()).toThrow(expect.objectContaining({ code: 'QUEUE_UNAVAILABLE' }));
+
+    // The store restored over it, made elsewhere and moved in.
+    const made = open({ path: join(dir, 'restored.sqlite') });
+    const { identity } = made.opened as { identity: { storeId: string } };
+    made.close();
+    renameSync(join(dir, 'restored.sqlite'), path);
+    expect(forked.reopen()).toBe(true);
+    expect(forked.opened).toMatchObject({ identity: { path, storeId: identity.storeId } });
+    expect(forked.counts()).toMatchObject({ queued: 0 });
+    forked.close();
   });
 });

@@ -39,6 +39,11 @@ export class SqliteJobStore {
     return this.store.opened;
   }
 
+  /** Tries again to open the store when none is open; true once it is (`StoreConnection.reopen`). */
+  reopen(): boolean {
+    return this.store.reopen();
+  }
+
   close(): void {
     this.store.close();
   }

@@ -8,7 +8,8 @@ import { Errors, type AppError } from '../../common/app-error';
 import { AppConfig } from '../../config/app-config';
 import type { JobStoreHealth } from '../job-queue';
 import { SqliteJobStore } from './sqlite-job-store';
-import { checkStoreFile, type StoreFileProblem } from './store-file-check';
+import type { OpenedStore } from './sqlite-store-file';
+import { checkStoreFile, type StoreFileFinding, type StoreFileProblem } from './store-file-check';
 
 interface Lost {
   readonly problem: StoreFileProblem | 'not-opened';
@@ -18,10 +19,13 @@ interface Lost {
 
 /**
  * Whether the file this process opened is still the job store at
- * `JOBS_SQLITE_PATH` (`store-file-check.ts`), every
- * `JOBS_SQLITE_CHECK_INTERVAL_MS`: one `stat` per interval, never one per
- * request. While it is not, every job call is QUEUE_UNAVAILABLE and readiness
- * fails with the reason; the change is logged once each way.
+ * `JOBS_SQLITE_PATH` (`store-file-check.ts`): the writer thread confirms it
+ * after every commit and reports a loss at once (`report`), and this watch
+ * looks every `JOBS_SQLITE_CHECK_INTERVAL_MS`, for a process that writes
+ * nothing and to see the file come back. While it is not, every job call is
+ * QUEUE_UNAVAILABLE and readiness fails with the reason; the change is logged
+ * once each way. A process that could open no store at its start tries again
+ * on the same interval, and serves once it can (ADR 0042).
  */
 @Injectable()
 export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy {
@@ -35,11 +39,7 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
   ) {
     const { opened } = store;
     if ('problem' in opened) {
-      this.lose({
-        problem: 'not-opened',
-        // Only the service's start makes a store (docs/jobs.md): never one beside a running one's.
-        message: `${opened.problem}; a process of a running service never creates one: restore the file, or restart the service to create an empty store`,
-      });
+      this.loseOpening(opened.problem);
       return;
     }
     if (opened.orphanedWal !== undefined) {
@@ -52,7 +52,6 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   onApplicationBootstrap(): void {
-    if ('problem' in this.store.opened) return;
     this.timer = setInterval(() => this.check(), this.config.jobs.sqliteCheckIntervalMs).unref();
   }
 
@@ -83,8 +82,21 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
     return { up: false, details: { backend: 'sqlite', ...known, ...this.lost } };
   }
 
+  /**
+   * The writer thread found, after a commit, that the file is no longer the
+   * store at its path, and refused that commit's callers: from now on the
+   * event loop refuses every call itself, as after the periodic check.
+   */
+  report(finding: StoreFileFinding): void {
+    if (this.lost?.problem === finding.problem) return;
+    this.lose(finding, this.heldJobs(finding.problem));
+  }
+
   private check(): void {
-    if (!('identity' in this.store.opened)) return;
+    if (!('identity' in this.store.opened)) {
+      this.openLate();
+      return;
+    }
     const finding = checkStoreFile(this.store.opened.identity);
     if (finding === undefined) {
       if (this.lost === undefined) return;
@@ -94,8 +106,38 @@ export class SqliteStoreWatch implements OnApplicationBootstrap, OnModuleDestroy
       this.lost = undefined;
       return;
     }
-    if (this.lost?.problem === finding.problem) return;
-    this.lose(finding, this.heldJobs(finding.problem));
+    this.report(finding);
+  }
+
+  /**
+   * Opens the store that this process could not open when it started (a file
+   * being restored, a lock, an I/O error): tried on every check rather than
+   * leaving the process without a store until a restart, since readiness
+   * failing restarts nothing (docs/jobs.md). It never creates a file.
+   */
+  private openLate(): void {
+    if (!this.store.reopen()) {
+      const { opened } = this.store;
+      // The reason may change (a lock released, the file still missing): said when it does.
+      if ('problem' in opened && !this.lost?.message.startsWith(opened.problem)) {
+        this.loseOpening(opened.problem);
+      }
+      return;
+    }
+    const opened = this.store.opened as OpenedStore;
+    const { storeId, path } = opened.identity;
+    this.logger.log(
+      `Job store ${storeId} opened at ${path}, after it could not be opened at first: jobs are served`,
+    );
+    this.lost = undefined;
+  }
+
+  private loseOpening(problem: string): void {
+    this.lose({
+      problem: 'not-opened',
+      // Only the service's start makes a store (docs/jobs.md): never one beside a running one's.
+      message: `${problem}; a process of a running service never creates one: it opens the store once the file is restored, or restart the service to create an empty store`,
+    });
   }
 
   private lose(lost: Omit<Lost, 'since'>, held = ''): void {

@@ -1,7 +1,9 @@
+import { copyFileSync, renameSync, unlinkSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { AppError } from '../../common/app-error';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { storeFilePerTest } from '../../../test/support/sqlite-store-file';
+import type { StoreFileFinding } from './store-file-check';
 import { WriterThreadClient } from './writer-thread-client';
 import { pending } from '../../../test/support/poll';
 
@@ -83,4 +85,37 @@ describe(WriterThreadClient.name, () => {
     other.close();
     await writes.close();
   });
+
+  it.each([
+    ['deleted', 'missing', (path: string) => unlinkSync(path)],
+    [
+      'replaced by a copy',
+      'replaced',
+      (path: string) => {
+        copyFileSync(path, `${path}.copy`);
+        renameSync(`${path}.copy`, path);
+      },
+    ],
+  ])(
+    'refuses the first write after its file was %s, and says so before it answers',
+    async (_change, problem, change) => {
+      const events: string[] = [];
+      const writes = new WriterThreadClient(options, undefined, (finding: StoreFileFinding) =>
+        events.push(`lost ${finding.problem}`),
+      );
+      await expect(writes.call('insert', [payload, 'owner', undefined])).resolves.toMatchObject({
+        created: true,
+      });
+      change(options.path);
+      // Committed into the old file, but never acknowledged: the caller hears it is not kept.
+      const refused = writes.call('insert', [payload, 'owner', undefined]).then(
+        () => events.push('acknowledged'),
+        (error: { code: string; message: string }) =>
+          events.push(`${error.code}: ${error.message.includes(`SQLite job store ${problem}`)}`),
+      );
+      await refused;
+      expect(events).toEqual([`lost ${problem}`, 'QUEUE_UNAVAILABLE: true']);
+      await writes.close();
+    },
+  );
 });

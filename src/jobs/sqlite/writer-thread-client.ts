@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { AppError, Errors } from '../../common/app-error';
 import type { ErrorCode } from '../../common/error-codes';
 import type { SqliteStoreOptions } from './sqlite-job-store';
+import type { StoreFileFinding } from './store-file-check';
 import {
   StoreWriter,
   type WriteArgs,
@@ -13,6 +14,7 @@ import {
 import {
   CLOSED,
   type CrossedError,
+  type StoreLostMessage,
   type WriteReply,
   type WriteRequest,
 } from './writer-thread-messages';
@@ -43,12 +45,16 @@ export class WriterThreadClient extends StoreWriter {
   private closed = false;
 
   /**
+   * `options`: read when the thread starts, so that it opens the store its
+   * process's reads opened, even one they opened late (`SqliteStoreWatch`).
    * `refusal`: why no write may go to the file now (`SqliteStoreWatch`): a
    * store deleted, moved or replaced while open takes writes nobody will read.
+   * `onLost`: the thread found so after a commit, and refused its callers.
    */
   constructor(
-    private readonly options: SqliteStoreOptions,
+    private readonly options: SqliteStoreOptions | (() => SqliteStoreOptions),
     private readonly refusal: () => Error | undefined = () => undefined,
+    private readonly onLost: (finding: StoreFileFinding) => void = () => undefined,
   ) {
     super();
     // Without a store to write, the thread waits for the first call the store lets through.
@@ -93,14 +99,16 @@ export class WriterThreadClient extends StoreWriter {
   private start(): Worker {
     const extension = extname(__filename);
     const worker = new Worker(join(__dirname, `writer-thread-entry${extension}`), {
-      workerData: this.options,
+      workerData: typeof this.options === 'function' ? this.options() : this.options,
       // The thread's name in `top -H` and /proc (Node 24 names the OS thread after it).
       name: 'sqlite-writer',
       // In jest and development the entry is TypeScript, compiled by tsx in the thread.
       execArgv: extension === '.ts' ? ['--require', require.resolve('tsx/cjs')] : undefined,
     });
-    worker.on('message', (message: WriteReply[] | typeof CLOSED) => {
-      if (message !== CLOSED) this.settle(message);
+    worker.on('message', (message: WriteReply[] | StoreLostMessage | typeof CLOSED) => {
+      if (message === CLOSED) return;
+      if (Array.isArray(message)) this.settle(message);
+      else this.onLost(message.lost);
     });
     // The exit that follows says what matters to the callers.
     worker.on('error', () => undefined);

@@ -1,11 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { AppError } from '../../common/app-error';
+import { AppError, Errors } from '../../common/app-error';
 import { ownsWholeBuffer } from '../../workers/transfer';
 import { GroupCommit } from './group-commit';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
+import { checkStoreFile, processUser } from './store-file-check';
 import {
   CLOSED,
   type CrossedError,
+  type StoreLostMessage,
   type WriteReply,
   type WriteRequest,
 } from './writer-thread-messages';
@@ -20,11 +22,23 @@ import {
 function serveGroupCommit(): void {
   const port = parentPort;
   if (port === null) return;
+  const store = new SqliteJobStore({ ...(workerData as SqliteStoreOptions), busyTimeoutMs: 0 });
+  const user = processUser();
   // Asleep while another process holds the lock: nothing else runs on this thread.
-  const writer = new GroupCommit(
-    new SqliteJobStore({ ...(workerData as SqliteStoreOptions), busyTimeoutMs: 0 }),
-    { blockOnLock: true },
-  );
+  const writer = new GroupCommit(store, {
+    blockOnLock: true,
+    // One `stat` per commit, on this thread: a submission is acknowledged only once the file it
+    // was committed to is still the store at its path (ADR 0042).
+    confirm: () => {
+      const { opened } = store;
+      if (!('identity' in opened)) return undefined;
+      const lost = checkStoreFile(opened.identity, user);
+      if (lost === undefined) return undefined;
+      // Before the replies it refuses: the event loop refuses the next calls itself.
+      port.postMessage({ lost } satisfies StoreLostMessage);
+      return Errors.queueUnavailable(`SQLite job store ${lost.problem}: ${lost.message}`);
+    },
+  });
   let replies: WriteReply[] = [];
   let transfer: ArrayBuffer[] = [];
   // After the reactions of one commit have all run (queued before this one): one message for them.

@@ -1,4 +1,5 @@
 import type { ErrorFacts } from '../../common/app-error';
+import type { StoreFileFinding } from './store-file-check';
 import type { WriteMethod } from './store-writer';
 
 /**
@@ -23,3 +24,11 @@ export interface CrossedError {
 export type WriteReply = readonly [id: number, ok: boolean, value: unknown];
 /** Sent both ways: asks the thread to close, then says it closed (nothing follows it). */
 export const CLOSED = 'closed';
+/**
+ * From the thread, before the replies it refuses: the file it committed to is
+ * no longer the store at its path (ADR 0042). The event loop's watch takes it
+ * at once, instead of at its next periodic check.
+ */
+export interface StoreLostMessage {
+  readonly lost: StoreFileFinding;
+}

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { Errors } from '../../../common/app-error';
 import { openStoreFile, type OpenedStore } from '../sqlite-store-file';
@@ -20,38 +21,58 @@ type ConnectionOptions = Pick<SqliteStoreOptions, 'path' | 'create' | 'busyTimeo
  * checkpointer that its first write starts.
  */
 export class StoreConnection {
-  /** Undefined when there was no store to open: every call is then QUEUE_UNAVAILABLE. */
-  private readonly db: DatabaseSync | undefined;
-  /** Which store this connection opened, or why it opened none. */
-  readonly opened: OpenedStore | { readonly problem: string };
+  /** Undefined while there is no store open: every call is then QUEUE_UNAVAILABLE. */
+  private db: DatabaseSync | undefined;
+  private current: OpenedStore | { readonly problem: string };
   /** Compiled once per SQL text: compiling costs about as much as running these statements. */
   private readonly statements = new Map<string, StatementSync>();
   private checkpointer: WalCheckpointer | undefined;
 
   constructor(private readonly options: ConnectionOptions) {
-    const create = options.create ?? true;
+    this.current = this.open();
+  }
+
+  /** Which store this connection opened, or why it opened none. */
+  get opened(): OpenedStore | { readonly problem: string } {
+    return this.current;
+  }
+
+  /**
+   * Tries again to open the store, when none is open: a forked process whose
+   * first try failed (a file being restored, a lock, a transient I/O error)
+   * serves once it succeeds, without a restart (docs/jobs.md). True once open.
+   */
+  reopen(): boolean {
+    if (this.db === undefined) this.current = this.open();
+    return this.db !== undefined;
+  }
+
+  private open(): OpenedStore | { readonly problem: string } {
+    const { path } = this.options;
+    const create = this.options.create ?? true;
     let opened: ReturnType<typeof openStoreFile>;
     try {
-      opened = openStoreFile(options.path, { create, timeoutMs: options.busyTimeoutMs });
+      opened = openStoreFile(path, { create, timeoutMs: this.options.busyTimeoutMs });
     } catch (error) {
       // The service's start reports it and stops; a forked process serves without a store.
       if (create) throw error;
-      this.opened = {
-        problem: `no job store at ${options.path} to open (${(error as Error).message})`,
+      const reason = (error as Error).message;
+      return {
+        problem: existsSync(path)
+          ? `the job store at ${path} could not be opened (${reason})`
+          : `no job store at ${path} to open (${reason})`,
       };
-      return;
     }
     const { storeId } = opened.identity;
-    if (options.storeId !== undefined && storeId !== options.storeId) {
+    if (this.options.storeId !== undefined && storeId !== this.options.storeId) {
       opened.db.close();
-      this.opened = {
-        problem: `the file at ${options.path} is job store ${storeId}, not ${options.storeId}`,
+      return {
+        problem: `the file at ${path} is job store ${storeId}, not ${this.options.storeId}`,
       };
-      return;
     }
     const { db, ...store } = opened;
     this.db = db;
-    this.opened = store;
+    return store;
   }
 
   close(): void {
@@ -63,7 +84,7 @@ export class StoreConnection {
   get connection(): DatabaseSync {
     if (this.db !== undefined) return this.db;
     throw Errors.queueUnavailable(
-      'problem' in this.opened ? this.opened.problem : 'the job store is not open',
+      'problem' in this.current ? this.current.problem : 'the job store is not open',
     );
   }
 
