@@ -18,6 +18,7 @@ import { LeanFastifyAdapter } from './http/lean-fastify-adapter';
 import { registerOperatorRateLimit } from './http/operator-rate-limit';
 import { registerHooks } from './http/hooks';
 import { setupOpenApi } from './http/openapi';
+import { RESPONSE_SCHEMAS } from './openapi-responses';
 import { ProblemDetailsFilter } from './http/problem-details.filter';
 import { rawBodyTask } from './http/raw-body-routes';
 import { requestId, routeProfileOf } from './http/request-context';
@@ -151,6 +152,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   setupOpenApi(app, {
     tasks: registry.list(),
     authMode: config.auth.mode,
+    responseSchemas: RESPONSE_SCHEMAS,
     clientKeyHeader: config.scheduler.clientKeyHeader,
     enabled: config.http.docsEnabled,
   });

@@ -6,6 +6,7 @@ import { ERROR_TABLE } from './error-table';
 import { completeDocument, openApiSchema } from './openapi-document';
 import { problemResponse } from './openapi-problems';
 import { BEHAVIOUR_EXTENSION } from './route-behaviour';
+import { RESPONSE_SCHEMAS } from '../openapi-responses';
 
 /** The document Nest builds for the task route and liveness, before it is completed. */
 function nestDocument(): OpenAPIObject {
@@ -33,6 +34,7 @@ const complete = (authMode: 'none' | 'api-key') =>
   completeDocument(nestDocument(), {
     tasks: [factorialTask, hashTask],
     authMode,
+    responseSchemas: RESPONSE_SCHEMAS,
     clientKeyHeader: 'x-client-id',
   }) as Record<string, any>;
 

@@ -8,11 +8,7 @@ import type {
   SchemaObject,
   SecuritySchemeObject,
 } from '@nestjs/swagger';
-import type { AuthMode } from '../config/environment-variables';
 import { ErrorCode } from '../common/error-codes';
-import { COMPUTE_RESPONSE_SCHEMA } from '../compute/dto/compute-response.dto';
-import { TASK_CATALOG_ENTRY_SCHEMA, TASK_RESULT_SCHEMA } from '../compute/dto/task-result.dto';
-import { JOB_ACCEPTED_SCHEMA, JOB_LIST_SCHEMA, JOB_SCHEMA } from '../jobs/dto/job.dto';
 import type { InputSchema, JsonSchema } from '../tasks/input-schema';
 import type { TaskDefinition } from '../tasks/task-definition';
 import type { TaskInputCode } from '../tasks/task-input-error';
@@ -41,7 +37,14 @@ const extensionsOf = (operation: OperationObject) =>
 /** What the document is completed from: the tasks and the settings that change the contract. */
 export interface OpenApiContext {
   readonly tasks: readonly TaskDefinition[];
-  readonly authMode: AuthMode;
+  /** `AUTH_MODE`: which security schemes the document declares. */
+  readonly authMode: 'none' | 'api-key' | 'jwt';
+  /**
+   * The controllers' answers by schema name (`TaskResult`, `Job`, …), put into the
+   * document's components: the composition root hands them in, since the edge's
+   * kit does not import the feature folders that define them.
+   */
+  readonly responseSchemas: Readonly<Record<string, SchemaObject>>;
   /** `CLIENT_KEY_HEADER`: the fair-share key of a task's caller. */
   readonly clientKeyHeader: string;
 }
@@ -135,15 +138,7 @@ export function completeDocument(document: OpenAPIObject, context: OpenApiContex
   for (const task of context.tasks.filter((each) => each.binary === undefined)) {
     schemas[schemaNameOf(task)] = openApiSchema(task.input);
   }
-  Object.assign(schemas, {
-    Problem: PROBLEM_SCHEMA,
-    TaskResult: TASK_RESULT_SCHEMA,
-    TaskCatalogEntry: TASK_CATALOG_ENTRY_SCHEMA,
-    ComputeResponse: COMPUTE_RESPONSE_SCHEMA,
-    Job: JOB_SCHEMA,
-    JobAccepted: JOB_ACCEPTED_SCHEMA,
-    JobList: JOB_LIST_SCHEMA,
-  });
+  Object.assign(schemas, { Problem: PROBLEM_SCHEMA, ...context.responseSchemas });
   components.headers = { ...RESPONSE_HEADERS };
   components.responses ??= {};
   components.parameters = {
@@ -200,7 +195,7 @@ interface Security {
 }
 
 /** The schemes `AUTH_MODE` accepts (docs/security.md); none: every caller is anonymous. */
-function securityOf(mode: AuthMode): Security {
+function securityOf(mode: OpenApiContext['authMode']): Security {
   switch (mode) {
     case 'none':
       return { requirement: [] };
