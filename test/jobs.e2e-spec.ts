@@ -301,16 +301,16 @@ describe('BullMQ job store bounds: bytes counted as Redis stores them', () => {
       body: Buffer.alloc(size, 1),
     });
 
-  it('counts a binary body as its base64 (4/3 of its bytes), which is what Redis holds', async () => {
-    // 900,000 bytes fit in 1 MiB raw, but Redis would hold 1,200,000.
-    const refused = await submitBytes(900_000);
+  it('counts a binary body as its own bytes, which is what Redis holds (a value of its own)', async () => {
+    // 1,100,000 bytes do not fit in 1 MiB.
+    const refused = await submitBytes(1_100_000);
     expect(refused.status).toBe(413);
     expect(((await refused.json()) as Json).code).toBe('PAYLOAD_TOO_LARGE');
-    // 700,000 bytes are 933,336 in base64: within the bound.
-    const accepted = await submitBytes(700_000);
+    // 900,000 bytes do: as base64 in the job they would have been 1,200,000.
+    const accepted = await submitBytes(900_000);
     expect(accepted.status).toBe(202);
     const job = await waitForJob(service.url, ((await accepted.json()) as Json).id as string);
-    expect(job).toMatchObject({ status: 'succeeded', result: { value: { byteLength: 700_000 } } });
+    expect(job).toMatchObject({ status: 'succeeded', result: { value: { byteLength: 900_000 } } });
   });
 });
 

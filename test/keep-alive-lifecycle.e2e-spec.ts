@@ -240,8 +240,12 @@ describe('keep-alive clients through reload, shutdown and crashes (real processe
         console.log(
           `SIGTERM ${signal} (${processes} processes), keep-alive rounds: ${JSON.stringify(outcomes)}`,
         );
-        // Answered, or refused once no process listens (never accepted, nothing lost).
-        expect(Object.keys(outcomes).filter((o) => o !== 'ok' && o !== 'ECONNREFUSED')).toEqual([]);
+        // Answered, or refused once no process listens (never accepted, nothing lost). With
+        // several processes, a connection the kernel completes after the last process closed
+        // its listener, before the primary closed the shared socket, is reset unread: a new
+        // connection, never one kept alive (docs/lifecycle.md).
+        const unread = processes === '1' ? ['ECONNREFUSED'] : ['ECONNREFUSED', 'ECONNRESET'];
+        expect(Object.keys(outcomes).filter((o) => o !== 'ok' && !unread.includes(o))).toEqual([]);
         expect(outcomes.ok).toBeGreaterThanOrEqual(3 * ROUND_CLIENTS);
         expect(exit).toEqual({ code: 0, signal: null });
       }
