@@ -22,9 +22,15 @@ RUN npm run build
 FROM node:${NODE_VERSION}-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The OTLP gRPC exporter (and grpc-js under it) is an optional dependency, loaded only with
+# OTEL_EXPORTER_OTLP_PROTOCOL=grpc: left out unless the image is built with
+# --build-arg OTLP_GRPC=true (docs/observability.md).
+ARG OTLP_GRPC=false
 # @nestjs/swagger names typescript an optional peer (for its build-time plugin), so npm
 # keeps it despite --omit=dev; nothing loads it at run time.
-RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/typescript && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && if [ "$OTLP_GRPC" != true ]; then npm uninstall --no-save --omit=dev --no-audit --no-fund @opentelemetry/exporter-trace-otlp-grpc; fi \
+ && rm -rf node_modules/typescript && npm cache clean --force
 
 # 3. Runtime: dist/ and node_modules/, owned by root and run as `node`, so the
 #    process cannot change its own code.

@@ -100,6 +100,8 @@ interface Configuration {
   /** Worker threads in all processes together (0: inline). */
   readonly threads: number;
   readonly workloads: readonly Workload[];
+  /** Request headers its light and tiny loads send (`--variant=header:NAME=VALUE`). */
+  readonly headers?: Readonly<Record<string, string>>;
   start(): Promise<Server>;
 }
 
@@ -194,11 +196,15 @@ const EVERY_CONFIGURATION: readonly Configuration[] = [
     workloads: ['light', 'tiny'],
     start: () => startService(basename(checkout), { CLUSTER_PROCESSES: '1' }, resolve(checkout)),
   })),
-  ...variants.map(({ key, env }): Configuration => ({
+  ...variants.map(({ key, env, headers }): Configuration => ({
     key,
-    label: `corepool, 1 process × ${CORES} threads, ${Object.entries(env)
+    label: `corepool, 1 process × ${CORES} threads, ${[
+      ...Object.entries(env),
+      ...Object.entries(headers).map(([name, value]) => [`header:${name}`, value]),
+    ]
       .map((pair) => pair.join('='))
       .join(' ')}`,
+    headers,
     processes: 1,
     threads: CORES,
     workloads: ['light', 'tiny'],
@@ -289,7 +295,7 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
         const server = servers.get(config.key);
         if (server === undefined || !config.workloads.includes(workload)) continue;
         const warm = await throughput(
-          targetOf(workload, server),
+          targetOf(workload, server, config.headers),
           connections,
           PLAN.firstWarmSeconds,
         );
@@ -300,7 +306,7 @@ async function sideBySide(results: ReadonlyMap<string, ConfigResult>): Promise<v
         for (const config of configs) {
           const server = servers.get(config.key);
           if (server === undefined || !config.workloads.includes(workload)) continue;
-          const target = targetOf(workload, server);
+          const target = targetOf(workload, server, config.headers);
           // Opens the connections, so the counted seconds are all requests, and
           // ends with all of them answered (see warmUp).
           await warmUp(target, connections, PLAN.roundWarmSeconds, lastRate.get(config.key) ?? 0);
@@ -399,10 +405,14 @@ function keepMedians(
   }
 }
 
-const targetOf = (workload: (typeof SIDE_BY_SIDE)[number], server: Server): Target =>
+const targetOf = (
+  workload: (typeof SIDE_BY_SIDE)[number],
+  server: Server,
+  headers: Readonly<Record<string, string>> = {},
+): Target =>
   workload === 'light'
-    ? { url: server.url, path: '/health/live' }
-    : at(server, json('/api/tasks/compute', TINY_INPUT));
+    ? { url: server.url, path: '/health/live', headers }
+    : { ...at(server, json('/api/tasks/compute', TINY_INPUT)), headers };
 
 /** The round with the median rate (of an even number, the lower of the middle two). */
 function medianRound<Round extends Throughput>(rounds: readonly Round[]): Round {

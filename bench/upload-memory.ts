@@ -10,7 +10,7 @@
  *
  * - `jobs`: 12 × 16 MiB binary jobs (`POST /api/jobs?task=hash`), 4 at a time,
  *   until all have ended: a variant with `REDIS_URL` puts them on BullMQ, one
- *   without on SQLite (ADR 0052; give each Redis variant its own
+ *   without on SQLite (ADR 0053; give each Redis variant its own
  *   `JOBS_QUEUE_PREFIX`);
  * - `json-wide`: 2 concurrent 64 MiB `json-stats` requests of wide records
  *   (20,000 numeric fields each), the costliest admitted mix per byte; run it with a

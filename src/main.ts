@@ -9,6 +9,7 @@ import { ConfigError, loadConfig } from './config/load-config';
 import { createApp, listen } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 import { ShutdownService } from './lifecycle/shutdown.service';
+import { assertExporterInstalled, ExporterMissingError } from './tracing/exporter-check';
 import { WorkerPoolService } from './workers/worker-pool.service';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
@@ -28,6 +29,8 @@ async function runServer(config: AppConfig): Promise<void> {
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env);
+  // Before any process is forked: an optional exporter that is missing stops the start.
+  assertExporterInstalled(config.tracing);
   if (config.cluster.processes > 1 && cluster.isPrimary) runPrimary(config);
   else await runServer(config);
 }
@@ -35,7 +38,9 @@ async function bootstrap(): Promise<void> {
 bootstrap().catch((error: unknown) => {
   // Before the logger exists, stderr is the only place a reason can go.
   const reason =
-    error instanceof ConfigError ? error.message : String((error as Error)?.stack ?? error);
+    error instanceof ConfigError || error instanceof ExporterMissingError
+      ? error.message
+      : String((error as Error)?.stack ?? error);
   process.stderr.write(`${reason}\n`);
   process.exit(1);
 });

@@ -133,8 +133,17 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         cwd: dir,
         maxBuffer: 16 * 1024 * 1024,
       });
-      // What the deps stage removes after its install (a dev tool npm keeps as an optional peer).
       const deps = only(instructions, 'RUN').filter((i) => i.stage === 'deps');
+      // The optional packages the deps stage uninstalls by default (the gRPC exporter).
+      for (const [, names] of deps.flatMap((i) => [
+        ...i.args.matchAll(/npm uninstall --no-save [^;&]*?((?:@[\w.-]+\/)?[\w.-]+)\s*;/g),
+      ])) {
+        await run('npm', ['uninstall', '--no-save', '--omit=dev', '--prefer-offline', names!], {
+          cwd: dir,
+          maxBuffer: 16 * 1024 * 1024,
+        });
+      }
+      // What the deps stage removes after its install (a dev tool npm keeps as an optional peer).
       for (const [, path] of deps.flatMap((i) => [...i.args.matchAll(/rm -rf (\S+)/g)])) {
         rmSync(join(dir, path!), { recursive: true, force: true });
       }
@@ -144,6 +153,13 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
     afterAll(async () => {
       await service?.stop();
       rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('leaves out the optional gRPC exporter', () => {
+      expect(existsSync(join(dir, 'node_modules/@opentelemetry/exporter-trace-otlp-grpc'))).toBe(
+        false,
+      );
+      expect(existsSync(join(dir, 'node_modules/@grpc/grpc-js'))).toBe(false);
     });
 
     it('installs no development tools', () => {

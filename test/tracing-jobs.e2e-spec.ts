@@ -23,6 +23,10 @@ async function submitTraced(url: string, task: string, input: object, header: st
   return body.id as string;
 }
 
+/** OTLP's span kinds (`Span.SpanKind`). */
+const SPAN_KIND_PRODUCER = 4;
+const SPAN_KIND_CONSUMER = 5;
+
 /** The spans of one trace, read as the receiver gets them. */
 function traceOf(receiver: OtlpReceiver, traceId: string) {
   const spans = () => receiver.spans.filter((span) => span.traceId === traceId);
@@ -41,16 +45,17 @@ function traceOf(receiver: OtlpReceiver, traceId: string) {
   };
 }
 
-const backends: Array<[string, () => Record<string, string>]> = [
-  ['SQLite store', () => ({ JOBS_SQLITE_PATH: freshJobsPath() })],
-  ['BullMQ on Redis', () => ({ REDIS_URL, JOBS_QUEUE_PREFIX: uniquePrefix() })],
+/** Each backend, and the `messaging.system` its job spans name. */
+const backends: Array<[string, () => Record<string, string>, string]> = [
+  ['SQLite store', () => ({ JOBS_SQLITE_PATH: freshJobsPath() }), 'corepool'],
+  ['BullMQ on Redis', () => ({ REDIS_URL, JOBS_QUEUE_PREFIX: uniquePrefix() }), 'bullmq'],
 ];
 
 // Real processes: the OTLP exporters load `node:http` by a dynamic import, which Jest's module
 // sandbox refuses in an in-process app (test/tracing.e2e-spec.ts).
 describe.each(backends)(
   'Jobs keep the submitter trace on the %s (real processes, OTLP)',
-  (_name, backendEnv) => {
+  (_name, backendEnv, system) => {
     let receiver: OtlpReceiver;
     const services: ServiceProcess[] = [];
     const traced = async (env: Record<string, string>) => {
@@ -93,19 +98,32 @@ describe.each(backends)(
 
         const trace = traceOf(receiver, traceId);
         const server = await trace.one('POST /api/jobs');
-        const submit = await trace.one('submit factorial');
-        const process = await trace.one('process factorial');
+        const submit = await trace.one('submit jobs');
+        const process = await trace.one('process jobs');
         const schedule = await trace.one('schedule factorial');
         const run = await trace.one('run factorial');
         expect(server.parentSpanId).toBe(CALLER_SPAN);
         expect(submit.parentSpanId).toBe(server.spanId);
+        // OpenTelemetry's messaging conventions: the job is a message on the queue `jobs`.
+        expect(submit.kind).toBe(SPAN_KIND_PRODUCER);
         expect(submit.attributes).toMatchObject({
+          'messaging.system': system,
+          'messaging.operation.name': 'submit',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': 'jobs',
+          'messaging.message.id': id,
           'corepool.task.name': 'factorial',
           'corepool.job.id': id,
           'corepool.job.created': true,
         });
         expect(process.parentSpanId).toBe(submit.spanId);
+        expect(process.kind).toBe(SPAN_KIND_CONSUMER);
         expect(process.attributes).toMatchObject({
+          'messaging.system': system,
+          'messaging.operation.name': 'process',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': 'jobs',
+          'messaging.message.id': id,
           'corepool.task.name': 'factorial',
           'corepool.job.id': id,
           'corepool.job.attempt': 1,
@@ -129,8 +147,8 @@ describe.each(backends)(
         expect(job).toMatchObject({ status: 'failed', attempts: 2, traceId });
 
         const trace = traceOf(receiver, traceId);
-        const submit = await trace.one('submit crash');
-        const runs = await trace.all('process crash', 2);
+        const submit = await trace.one('submit jobs');
+        const runs = await trace.all('process jobs', 2);
         const byAttempt = runs.sort(
           (a, b) =>
             (a.attributes['corepool.job.attempt'] as number) -
@@ -183,7 +201,7 @@ describe.each(backends)(
       await waitForJob(a.url, id, (job) => job.status === 'running');
       const trace = traceOf(receiver, traceId);
       // Exported before the kill: the submit span is ended when the submission is answered.
-      const submit = await trace.one('submit which-process');
+      const submit = await trace.one('submit jobs');
       a.child.kill('SIGKILL');
       await a.exited;
 
@@ -192,7 +210,7 @@ describe.each(backends)(
       expect(job).toMatchObject({ status: 'succeeded', attempts: 2, traceId });
       expect((job.result as Json).value.pid).toBe(b.pid);
       // The first run died with `a`: its span was never ended, so never exported.
-      const [takeover] = await trace.all('process which-process');
+      const [takeover] = await trace.all('process jobs');
       expect(takeover?.attributes).toMatchObject({
         'corepool.job.id': id,
         'corepool.job.attempt': 2,

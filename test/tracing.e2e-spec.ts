@@ -221,6 +221,9 @@ describe('Tracing with a collector that is down (gRPC)', () => {
 describe('Tracing off', () => {
   it.each([
     ['OTEL_SDK_DISABLED=true with an endpoint', { OTEL_SDK_DISABLED: 'true' }],
+    // OpenTelemetry's booleans are read in any case.
+    ['OTEL_SDK_DISABLED=TRUE with an endpoint', { OTEL_SDK_DISABLED: 'TRUE' }],
+    ['OTEL_TRACES_EXPORTER=none with an endpoint', { OTEL_TRACES_EXPORTER: 'none' }],
     ['no endpoint', { OTEL_EXPORTER_OTLP_ENDPOINT: '' }],
   ])('%s: requests succeed and nothing is exported', async (_case, env) => {
     const receiver = await startOtlpReceiver();

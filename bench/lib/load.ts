@@ -9,6 +9,8 @@ export interface Target {
   readonly method?: 'GET' | 'POST';
   readonly body?: string | Buffer;
   readonly contentType?: string;
+  /** Sent with every request (e.g. a `traceparent`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface Throughput {
@@ -33,7 +35,10 @@ function fire(target: Target, options: Partial<autocannon.Options>): Running {
         url: `${target.url}${target.path}`,
         method: target.method ?? 'GET',
         body: target.body,
-        headers: target.contentType === undefined ? {} : { 'content-type': target.contentType },
+        headers: {
+          ...target.headers,
+          ...(target.contentType === undefined ? {} : { 'content-type': target.contentType }),
+        },
         // Long tasks queue behind each other: never count a slow answer as an error.
         timeout: 120,
         ...options,

@@ -2,7 +2,10 @@ import type {
   AuthMode,
   ClusterSchedulingPolicy,
   LogLevel,
+  OtelLogLevel,
+  OtlpCompression,
   OtlpProtocol,
+  Propagator,
   TraceSampler,
 } from './environment-variables';
 import type { RenamedVariable } from './renamed-variables';
@@ -153,17 +156,49 @@ export abstract class AppConfig {
   };
   /** OpenTelemetry tracing, from the standard `OTEL_*` variables (docs/observability.md). */
   abstract readonly tracing: {
-    /** An endpoint is set and `OTEL_SDK_DISABLED` is not `true`; false: the SDK is never loaded. */
+    /** An endpoint is set, `OTEL_TRACES_EXPORTER` is not `none` and `OTEL_SDK_DISABLED` is not true; false: the SDK is never loaded. */
     readonly enabled: boolean;
+    /** Where traces go, as the exporter takes it: the traces endpoint as written, or the base endpoint with `/v1/traces` (HTTP). */
     readonly endpoint: string | undefined;
     readonly protocol: OtlpProtocol;
+    /** The export's headers, the traces ones over the generic ones key by key. */
+    readonly headers: Readonly<Record<string, string>>;
+    readonly exportTimeoutMs: number;
+    readonly compression: OtlpCompression;
+    /** `OTEL_SERVICE_NAME`, else `service.name` of `OTEL_RESOURCE_ATTRIBUTES`, else `corepool`. */
     readonly serviceName: string;
+    readonly resourceAttributes: Readonly<Record<string, string>>;
     readonly sampler: TraceSampler;
     /** The `*traceidratio` samplers' share of traces, 0..1. */
     readonly samplerRatio: number;
+    /** Most traces a second this process keeps, whatever the sampler and the callers ask. */
+    readonly maxTracesPerSecond: number;
+    /** The W3C formats read from requests and stored with jobs, in order; empty: `none`. */
+    readonly propagators: readonly Propagator[];
     /** Longest a finished span waits before it is exported (ms). */
     readonly exportDelayMs: number;
-    readonly resourceAttributes: Readonly<Record<string, string>>;
+    /** Longest the batch processor waits for one export (ms). */
+    readonly batchTimeoutMs: number;
+    /** Most finished spans held for export, queued or being sent. */
+    readonly maxQueueSize: number;
+    readonly maxExportBatchSize: number;
+    /** The SDK's limits on what a span keeps (the `OTEL_*_LIMIT` variables). */
+    readonly spanLimits: {
+      readonly attributeValueLengthLimit: number | undefined;
+      readonly attributeCountLimit: number;
+      readonly eventCountLimit: number;
+      readonly linkCountLimit: number;
+      readonly attributePerEventCountLimit: number;
+      readonly attributePerLinkCountLimit: number;
+    };
+    /** `OTEL_LOG_LEVEL`: what of the SDK's own diagnostics is logged. */
+    readonly logLevel: OtelLogLevel;
+    /** `WORKER_NICE_INCREMENT`: the export thread lowers its priority as the task threads do. */
+    readonly niceIncrement: number;
+    /** `messaging.system` of the job spans: `corepool` (its own SQLite queue) or `bullmq` (on Redis). */
+    readonly jobsSystem: 'corepool' | 'bullmq';
+    /** What the variables asked that was read another way than written, logged when tracing starts. */
+    readonly warnings: readonly string[];
   };
   abstract readonly jobs: {
     /** Set: BullMQ on this Redis; unset: the SQLite store. */

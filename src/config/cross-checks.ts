@@ -26,6 +26,12 @@ export function crossChecks(vars: EnvironmentVariables): string[] {
       `HTTP_CONNECTION_TIMEOUT_MS must be 0 or longer than TASK_TIMEOUT_MS (got ${connection} <= ${vars.TASK_TIMEOUT_MS})`,
     );
   }
+  // OpenTelemetry's SDK would lower it silently; a batch larger than the queue cannot fill.
+  if (vars.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > vars.OTEL_BSP_MAX_QUEUE_SIZE) {
+    problems.push(
+      `OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed OTEL_BSP_MAX_QUEUE_SIZE (got ${vars.OTEL_BSP_MAX_EXPORT_BATCH_SIZE} > ${vars.OTEL_BSP_MAX_QUEUE_SIZE})`,
+    );
+  }
   problems.push(...authChecks(vars));
   return problems;
 }

@@ -18,9 +18,17 @@ export {
 } from './variables/cluster.variables';
 export { LOG_LEVELS, type LogLevel } from './variables/server.variables';
 export {
+  OTEL_LOG_LEVELS,
+  OTLP_COMPRESSIONS,
   OTLP_PROTOCOLS,
+  PROPAGATORS,
+  TRACE_EXPORTERS,
   TRACE_SAMPLERS,
+  type OtelLogLevel,
+  type OtlpCompression,
   type OtlpProtocol,
+  type Propagator,
+  type TraceExporter,
   type TraceSampler,
 } from './variables/tracing.variables';
 

@@ -402,6 +402,89 @@ describe('loadConfig: the OTEL_* variables', () => {
     });
   });
 
+  it('uses the traces endpoint as written, and appends /v1/traces to the generic one over HTTP only', () => {
+    const generic = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/base/' };
+    expect(tracing(generic).endpoint).toBe('http://collector:4318/base/v1/traces');
+    expect(
+      tracing({ ...generic, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://traces:4318/here' }),
+    ).toMatchObject({ enabled: true, endpoint: 'http://traces:4318/here' });
+    // gRPC has no path: the generic endpoint is used as it is.
+    expect(
+      tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })
+        .endpoint,
+    ).toBe('http://c:4317');
+    expect(
+      tracing({ ...generic, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:4318' }).enabled,
+    ).toBe(true);
+    expect(tracing({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t:4318' }).enabled).toBe(true);
+  });
+
+  it('takes each traces variable over the generic one', () => {
+    expect(
+      tracing({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: 'a=1,b=2',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'b=3',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '700',
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+        OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'none',
+      }),
+    ).toMatchObject({
+      protocol: 'http/json',
+      headers: { a: '1', b: '3' },
+      exportTimeoutMs: 700,
+      compression: 'none',
+    });
+  });
+
+  it('names the service from OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, then corepool', () => {
+    const attributes = { OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attributes' };
+    expect(tracing(attributes).serviceName).toBe('from-attributes');
+    expect(tracing({ ...attributes, OTEL_SERVICE_NAME: 'named' }).serviceName).toBe('named');
+    expect(tracing({}).serviceName).toBe('corepool');
+  });
+
+  it.each([
+    ['TRUE', false, []],
+    ['True', false, []],
+    ['false', true, []],
+    ['FALSE', true, []],
+    ['1', true, ['OTEL_SDK_DISABLED=1 is neither true nor false: read as false']],
+    ['yes', true, ['OTEL_SDK_DISABLED=yes is neither true nor false: read as false']],
+  ])('reads OTEL_SDK_DISABLED=%s as the specification does', (value, enabled, warnings) => {
+    expect(
+      tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: value }),
+    ).toMatchObject({ enabled, warnings });
+  });
+
+  it('turns tracing off with OTEL_TRACES_EXPORTER=none', () => {
+    expect(
+      tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })
+        .enabled,
+    ).toBe(false);
+  });
+
+  it('reads OTEL_PROPAGATORS: the known ones once each, none, and a warning for the rest', () => {
+    expect(tracing({}).propagators).toEqual(['tracecontext', 'baggage']);
+    expect(tracing({ OTEL_PROPAGATORS: 'baggage, tracecontext,baggage' }).propagators).toEqual([
+      'baggage',
+      'tracecontext',
+    ]);
+    expect(tracing({ OTEL_PROPAGATORS: 'none' })).toMatchObject({ propagators: [], warnings: [] });
+    expect(tracing({ OTEL_PROPAGATORS: 'tracecontext,b3' })).toMatchObject({
+      propagators: ['tracecontext'],
+      warnings: [expect.stringContaining("'b3' is not supported")],
+    });
+  });
+
+  it('refuses an export batch larger than the queue', () => {
+    expect(
+      problemsOf({ OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '200' }),
+    ).toEqual([expect.stringContaining('OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed')]);
+  });
+
   it('lists every bad OTEL_* value', () => {
     expect(
       problemsOf({

@@ -1,6 +1,11 @@
 import { resolve } from 'node:path';
 import type { AppConfig } from './app-config';
-import type { EnvironmentVariables } from './environment-variables';
+import {
+  PROPAGATORS,
+  type EnvironmentVariables,
+  type OtlpProtocol,
+  type Propagator,
+} from './environment-variables';
 import { usableMemory, type MachineFacts } from './machine-facts';
 import { memoryDefaults, type MemoryDefaults } from './memory-limits';
 
@@ -270,25 +275,111 @@ function encryptionKey(written: string | undefined): string | undefined {
   return Buffer.from(written, written.length === 64 ? 'hex' : 'base64').toString('base64');
 }
 
-/** The standard `OTEL_*` variables: on only with an endpoint and without `OTEL_SDK_DISABLED=true`. */
+/** The standard `OTEL_*` variables, with OpenTelemetry's precedence: a traces variable over the generic one (docs/observability.md). */
 function tracingConfig(vars: EnvironmentVariables): AppConfig['tracing'] {
+  const warnings: string[] = [];
+  const protocol = vars.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? vars.OTEL_EXPORTER_OTLP_PROTOCOL;
+  const endpoint = tracesEndpoint(vars, protocol);
+  const resourceAttributes = keyValues(vars.OTEL_RESOURCE_ATTRIBUTES);
+  const general = vars.OTEL_ATTRIBUTE_COUNT_LIMIT;
   return {
-    enabled: vars.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined && vars.OTEL_SDK_DISABLED !== 'true',
-    endpoint: vars.OTEL_EXPORTER_OTLP_ENDPOINT,
-    protocol: vars.OTEL_EXPORTER_OTLP_PROTOCOL,
-    serviceName: vars.OTEL_SERVICE_NAME,
+    enabled:
+      endpoint !== undefined &&
+      vars.OTEL_TRACES_EXPORTER !== 'none' &&
+      !sdkDisabled(vars.OTEL_SDK_DISABLED, warnings),
+    endpoint,
+    protocol,
+    headers: {
+      ...keyValues(vars.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
+      ...keyValues(vars.OTEL_EXPORTER_OTLP_TRACES_HEADERS ?? ''),
+    },
+    exportTimeoutMs: vars.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? vars.OTEL_EXPORTER_OTLP_TIMEOUT,
+    compression: vars.OTEL_EXPORTER_OTLP_TRACES_COMPRESSION ?? vars.OTEL_EXPORTER_OTLP_COMPRESSION,
+    serviceName: vars.OTEL_SERVICE_NAME ?? resourceAttributes['service.name'] ?? 'corepool',
+    resourceAttributes,
     sampler: vars.OTEL_TRACES_SAMPLER,
     samplerRatio: vars.OTEL_TRACES_SAMPLER_ARG,
+    maxTracesPerSecond: vars.TRACING_MAX_TRACES_PER_SECOND,
+    propagators: propagatorsOf(vars.OTEL_PROPAGATORS, warnings),
     exportDelayMs: vars.OTEL_BSP_SCHEDULE_DELAY,
-    resourceAttributes: Object.fromEntries(
-      vars.OTEL_RESOURCE_ATTRIBUTES.split(',')
-        .filter((pair) => pair.includes('='))
-        .map((pair) => {
-          const at = pair.indexOf('=');
-          return [pair.slice(0, at).trim(), safeDecode(pair.slice(at + 1).trim())];
-        }),
-    ),
+    batchTimeoutMs: vars.OTEL_BSP_EXPORT_TIMEOUT,
+    maxQueueSize: vars.OTEL_BSP_MAX_QUEUE_SIZE,
+    maxExportBatchSize: vars.OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+    spanLimits: {
+      attributeValueLengthLimit:
+        vars.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT ?? vars.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+      attributeCountLimit: vars.OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT ?? general,
+      eventCountLimit: vars.OTEL_SPAN_EVENT_COUNT_LIMIT,
+      linkCountLimit: vars.OTEL_SPAN_LINK_COUNT_LIMIT,
+      attributePerEventCountLimit: vars.OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT ?? general,
+      attributePerLinkCountLimit: vars.OTEL_LINK_ATTRIBUTE_COUNT_LIMIT ?? general,
+    },
+    logLevel: vars.OTEL_LOG_LEVEL,
+    niceIncrement: vars.WORKER_NICE_INCREMENT,
+    jobsSystem: vars.REDIS_URL === undefined ? 'corepool' : 'bullmq',
+    warnings,
   };
+}
+
+/**
+ * The traces endpoint is used as it is written; the generic one is a base, to which the
+ * HTTP protocols append the signal's path (gRPC has none): OpenTelemetry's exporter rules.
+ */
+function tracesEndpoint(vars: EnvironmentVariables, protocol: OtlpProtocol): string | undefined {
+  if (vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined) {
+    return vars.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  }
+  const base = vars.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (base === undefined || protocol === 'grpc') return base;
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+/** OpenTelemetry's booleans: `true` in any case is true; anything else false, with a warning unless it is `false`. */
+function sdkDisabled(value: string | undefined, warnings: string[]): boolean {
+  const lower = value?.toLowerCase();
+  if (lower === 'true') return true;
+  if (lower !== undefined && lower !== 'false') {
+    warnings.push(`OTEL_SDK_DISABLED=${value} is neither true nor false: read as false`);
+  }
+  return false;
+}
+
+/** The known formats in order, once each; `none` alone means none, an unknown one is ignored with a warning. */
+function propagatorsOf(value: string, warnings: string[]): Propagator[] {
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (names.includes('none')) {
+    if (names.length > 1)
+      warnings.push(`OTEL_PROPAGATORS=${value}: none given, nothing is propagated`);
+    return [];
+  }
+  const known: Propagator[] = [];
+  for (const name of names) {
+    const propagator = PROPAGATORS.find((candidate) => candidate === name);
+    if (propagator === undefined) {
+      warnings.push(
+        `OTEL_PROPAGATORS: '${name}' is not supported (tracecontext, baggage, none): ignored`,
+      );
+    } else if (!known.includes(propagator)) {
+      known.push(propagator);
+    }
+  }
+  return known;
+}
+
+/** OpenTelemetry's `key=value,…` lists, values percent-decoded. */
+function keyValues(list: string): Record<string, string> {
+  return Object.fromEntries(
+    list
+      .split(',')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        return [pair.slice(0, at).trim(), safeDecode(pair.slice(at + 1).trim())];
+      }),
+  );
 }
 
 /** OpenTelemetry percent-encodes resource values; a stray `%` is kept as written. */

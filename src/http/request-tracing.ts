@@ -1,5 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { activeTracing, type RequestSpan, type TraceIds, type Tracing } from '../tracing/tracing';
+import {
+  activeTracing,
+  type RequestSpan,
+  type ServerRequestFacts,
+  type TraceIds,
+  type Tracing,
+} from '../tracing/tracing';
 import { routeOf } from './request-context';
 
 declare module 'fastify' {
@@ -19,26 +25,39 @@ export function requestSpanStarter(
   tracing: Tracing,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
   return (request, reply) => {
-    const { url } = request;
-    const query = url.indexOf('?');
-    const span = tracing.startRequest(
-      request.method,
-      routeOf(request),
-      request.headers,
-      query === -1 ? url : url.slice(0, query),
-    );
+    const route = routeOf(request);
+    const span = tracing.startRequest(request.method, route, request.headers);
     request.traceSpan = span;
     // A client that leaves first ends the span here, for a sampled request only: Fastify's
     // `onRequestAbort` hook would add a listener and a closure to every request, sampled or
     // not (profiled: docs/adr/0048-threads-record-their-spans-an-export-thread-sends-them.md).
     // The response's `close` without `finish` is a connection that closed before the answer.
     if (span.isRecording()) {
+      tracing.describeRequest(span, serverRequestFacts(request, route));
       const response = reply.raw;
       response.once('close', () => {
         // 499, nginx's "client closed request": the usual status of a request whose client left first.
         if (!response.writableFinished) tracing.endRequest(span, 499, 'CLIENT_CLOSED_REQUEST');
       });
     }
+  };
+}
+
+/** What the server span says of a sampled request, as Fastify read it (its `trustProxy` applied). */
+function serverRequestFacts(request: FastifyRequest, route: string): ServerRequestFacts {
+  const { socket, httpVersion } = request.raw;
+  const userAgent = request.headers['user-agent'];
+  return {
+    method: request.method,
+    route,
+    url: request.url,
+    scheme: request.protocol,
+    host: request.host,
+    clientAddress: request.ip,
+    peerAddress: socket.remoteAddress,
+    peerPort: socket.remotePort,
+    httpVersion,
+    userAgent: typeof userAgent === 'string' ? userAgent : undefined,
   };
 }
 

@@ -10,6 +10,7 @@ import { PoolMetricsService } from './pool-metrics.service';
 import { SchedulerMetricsService } from './scheduler-metrics.service';
 import { TaskLogListener } from './task-log.listener';
 import { TaskMetricsService } from './task-metrics.service';
+import { TracingMetricsService } from './tracing-metrics.service';
 
 /**
  * Prometheus metrics (`GET /metrics`): HTTP, task and pool metrics plus
@@ -35,6 +36,7 @@ import { TaskMetricsService } from './task-metrics.service';
     SchedulerMetricsService,
     TaskMetricsService,
     TaskLogListener,
+    TracingMetricsService,
   ],
 })
 export class MetricsModule {

@@ -2,35 +2,46 @@ import {
   defaultTextMapGetter,
   defaultTextMapSetter,
   INVALID_SPAN_CONTEXT,
+  propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
   TraceFlags,
   type Attributes,
+  type Baggage,
+  type Context,
   type Span,
   type SpanContext,
+  type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from '@opentelemetry/core';
 import { TracerProvider } from '@opentelemetry/sdk-trace';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { AppError } from '../common/app-error';
 import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
+import type { TaskTrace } from '../workers/task-tracer';
 import { ATTRIBUTE_PREFIX, type ThreadSpanRecord } from '../workers/thread-trace';
+import { serverAttributes, serverSpanName, type ServerRequestFacts } from './http-attributes';
 import { traceHeadersOf, type StoredTraceContext } from './job-trace';
-import { resourceOf, SCOPE, type TracingConfig } from './otlp-export';
-import { samplingOf } from './sampling';
+import { JOBS_DESTINATION, messagingAttributes } from './messaging-attributes';
+import { SCOPE, type TracingConfig } from './otlp-export';
+import { samplingOf, type Sampling } from './sampling';
 import { SpanExportThread } from './span-export-thread';
 import type {
   JobRunFacts,
   JobRunTrace,
   JobSubmitTrace,
   RequestSpan,
-  TaskTrace,
   TraceIds,
   Tracing,
+  TracingStats,
 } from './tracing-api';
 
 /** The span of every request not sampled before the SDK was asked (`sampling.ts`): it records nothing. */
@@ -51,40 +62,64 @@ export class OtelTracing implements Tracing {
   private readonly provider: TracerProvider;
   private readonly processor: SpanExportThread;
   private readonly tracer: Tracer;
-  private readonly propagator = new W3CTraceContextPropagator();
-  private readonly rootRatio: number | undefined;
+  /** `OTEL_PROPAGATORS`: what is read from a request; undefined: `none`. */
+  private readonly propagator: TextMapPropagator | undefined;
+  /** What a job stores and its runs read: its submit span's context, and the request's baggage. */
+  private readonly stored = new CompositePropagator({
+    propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+  });
+  /** The callers' baggage of sampled requests, for the jobs they submit. */
+  private readonly baggage = new WeakMap<Span, Baggage>();
+  private readonly sampling: Sampling;
+  private readonly messaging: TracingConfig['jobsSystem'];
 
   constructor(config: TracingConfig, logger: Logger) {
-    const { rootRatio, sampler } = samplingOf(config);
-    this.rootRatio = rootRatio;
+    this.sampling = samplingOf(config);
+    this.messaging = config.jobsSystem;
+    this.propagator = propagatorOf(config.propagators);
     this.processor = new SpanExportThread(config, logger);
     this.provider = new TracerProvider({
-      resource: resourceOf(config),
-      sampler,
+      // The resource is the export thread's (`resourceOf`): spans cross to it without one.
+      sampler: this.sampling.sampler,
+      spanLimits: config.spanLimits,
       spanProcessors: [this.processor],
     });
     this.tracer = this.provider.getTracer(SCOPE.name);
   }
 
-  startRequest(method: string, route: string, headers: IncomingHttpHeaders, path: string): Span {
+  startRequest(method: string, route: string, headers: IncomingHttpHeaders): Span {
     const parent =
-      headers.traceparent === undefined
+      this.propagator === undefined ||
+      (headers.traceparent === undefined && headers.baggage === undefined)
         ? ROOT_CONTEXT
         : this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-    if (
-      this.rootRatio !== undefined &&
-      trace.getSpanContext(parent) === undefined &&
-      !(Math.random() < this.rootRatio)
-    ) {
+    const parentSpan = trace.getSpanContext(parent);
+    const { rootRatio, cap } = this.sampling;
+    if (rootRatio !== undefined && parentSpan === undefined && !(Math.random() < rootRatio)) {
       return NOT_SAMPLED;
     }
-    const span = this.tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER }, parent);
-    // Set once sampled: the SDK copies a span's start attributes before it decides, and most
-    // requests are not sampled at a low ratio.
+    // Past the cap, a request is answered untraced before the SDK is asked, whatever its flags
+    // (ADR 0055): a caller that asks for every trace then costs one check.
+    if (!cap.hasRoom()) {
+      if (this.sampling.wouldKeep(parentSpan)) cap.capped += 1;
+      return NOT_SAMPLED;
+    }
+    const span = this.tracer.startSpan(
+      serverSpanName(method, route),
+      { kind: SpanKind.SERVER },
+      parent,
+    );
     if (span.isRecording()) {
-      span.setAttributes({ 'http.request.method': method, 'http.route': route, 'url.path': path });
+      const baggage = propagation.getBaggage(parent);
+      if (baggage !== undefined) this.baggage.set(span, baggage);
     }
     return span;
+  }
+
+  describeRequest(span: Span, request: ServerRequestFacts): void {
+    // Set once sampled: the SDK copies a span's start attributes before it decides, and most
+    // requests are not sampled at a low ratio.
+    span.setAttributes(serverAttributes(request));
   }
 
   endRequest(span: Span, statusCode: number, code: string | undefined): void {
@@ -114,12 +149,21 @@ export class OtelTracing implements Tracing {
   startJobSubmit(parent: RequestSpan, task: string): JobSubmitTrace | undefined {
     if (!parent.isRecording()) return undefined;
     const span = this.tracer.startSpan(
-      `submit ${task}`,
-      { kind: SpanKind.PRODUCER, attributes: { [`${ATTRIBUTE_PREFIX}task.name`]: task } },
+      `submit ${JOBS_DESTINATION}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          ...messagingAttributes(this.messaging, 'submit'),
+          [`${ATTRIBUTE_PREFIX}task.name`]: task,
+        },
+      },
       trace.setSpan(ROOT_CONTEXT, parent),
     );
+    let context: Context = trace.setSpan(ROOT_CONTEXT, span);
+    const baggage = this.baggage.get(parent);
+    if (baggage !== undefined) context = propagation.setBaggage(context, baggage);
     const carrier: Record<string, string> = {};
-    this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
+    this.stored.inject(context, carrier, defaultTextMapSetter);
     return new JobSubmitSpan(span, JSON.stringify(carrier));
   }
 
@@ -127,12 +171,14 @@ export class OtelTracing implements Tracing {
     const headers = traceHeadersOf(context);
     if (headers === undefined) return undefined;
     // The stored submit span is the parent: the sampler follows the submitter's decision.
-    const parent = this.propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+    const parent = this.stored.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
     const span = this.tracer.startSpan(
-      `process ${facts.task}`,
+      `process ${JOBS_DESTINATION}`,
       {
         kind: SpanKind.CONSUMER,
         attributes: {
+          ...messagingAttributes(this.messaging, 'process'),
+          'messaging.message.id': facts.jobId,
           [`${ATTRIBUTE_PREFIX}task.name`]: facts.task,
           [`${ATTRIBUTE_PREFIX}job.id`]: facts.jobId,
           [`${ATTRIBUTE_PREFIX}job.attempt`]: facts.attempt,
@@ -155,6 +201,10 @@ export class OtelTracing implements Tracing {
    * neither fail the process's graceful exit nor hold it up (spans are telemetry, and
    * the exporter's own timeout is 10 s).
    */
+  stats(): TracingStats {
+    return { ...this.processor.stats(), tracesCapped: this.sampling.cap.capped };
+  }
+
   async shutdown(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<void>((resolve) => {
@@ -219,7 +269,7 @@ class SchedulerSpan implements TaskTrace {
   }
 }
 
-/** `submit {task}`: from the submission's validated payload to the job stored (or refused). */
+/** `submit jobs`: from the submission's validated payload to the job stored (or refused). */
 class JobSubmitSpan implements JobSubmitTrace {
   constructor(
     private readonly span: Span,
@@ -230,6 +280,7 @@ class JobSubmitSpan implements JobSubmitTrace {
     const { span } = this;
     if ('jobId' in outcome) {
       span.setAttributes({
+        'messaging.message.id': outcome.jobId,
         [`${ATTRIBUTE_PREFIX}job.id`]: outcome.jobId,
         // false: an idempotent retry, answered with the original job (whose runs continue the original's trace).
         [`${ATTRIBUTE_PREFIX}job.created`]: outcome.created,
@@ -245,7 +296,7 @@ class JobSubmitSpan implements JobSubmitTrace {
   }
 }
 
-/** `process {task}`: one run of a job, from its claim to how it ended. */
+/** `process jobs`: one run of a job, from its claim to how it ended. */
 class JobRunSpan implements JobRunTrace {
   constructor(readonly span: Span) {}
 
@@ -287,4 +338,14 @@ function withCode(
     },
   };
   return [coded, ...children];
+}
+
+/** The configured formats, read in their order; none: requests are never continued. */
+function propagatorOf(names: TracingConfig['propagators']): TextMapPropagator | undefined {
+  if (names.length === 0) return undefined;
+  return new CompositePropagator({
+    propagators: names.map((name) =>
+      name === 'tracecontext' ? new W3CTraceContextPropagator() : new W3CBaggagePropagator(),
+    ),
+  });
 }

@@ -1,24 +1,45 @@
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import pino from 'pino';
 import { startOtlpReceiver, type OtlpReceiver } from '../../test/support/otlp-receiver';
+import { testConfig } from '../../test/support/test-config';
 import type { AppConfig } from '../config/app-config';
+import { threadPrioritySupported } from '../workers/thread-priority';
 import type { ThreadSpanRecord } from '../workers/thread-trace';
+import type { TracingConfig } from './otlp-export';
 import { SpanExportThread } from './span-export-thread';
 
 type Protocol = AppConfig['tracing']['protocol'];
 
-const configFor = (endpoint: string, protocol: Protocol): AppConfig['tracing'] => ({
-  enabled: true,
-  endpoint,
-  protocol,
-  serviceName: 'corepool-test',
-  sampler: 'always_on',
-  samplerRatio: 1,
-  exportDelayMs: 20,
-  resourceAttributes: { 'deployment.environment.name': 'test' },
+const configFor = (
+  endpoint: string,
+  protocol: Protocol,
+  env: Record<string, string> = {},
+): TracingConfig => ({
+  ...testConfig({
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_SERVICE_NAME: 'corepool-test',
+    OTEL_BSP_SCHEDULE_DELAY: '20',
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test',
+    ...env,
+  }).tracing,
+  instanceId: 'instance-1',
 });
+
+/** The nice value of each thread of this process named as the export thread (Linux keeps the name). */
+function exportThreadNices(): number[] {
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    if (!'corepool span export'.startsWith(name)) return [];
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // After the name in parentheses: state is field 3, nice field 19.
+    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+  });
+}
 
 describe('the span export thread', () => {
   let receiver: OtlpReceiver;
@@ -71,7 +92,15 @@ describe('the span export thread', () => {
         parentSpanId: '',
         attributes: { 'http.route': '/x' },
         serviceName: 'corepool-test',
-        resource: { 'process.pid': process.pid, 'deployment.environment.name': 'test' },
+        resource: {
+          'process.pid': process.pid,
+          'deployment.environment.name': 'test',
+          'service.instance.id': 'instance-1',
+          'telemetry.sdk.name': 'opentelemetry',
+          'telemetry.sdk.language': 'nodejs',
+          'host.name': expect.any(String),
+          'process.runtime.name': 'nodejs',
+        },
       });
       expect(named('schedule compute')).toMatchObject({
         traceId,
@@ -98,19 +127,79 @@ describe('the span export thread', () => {
     },
   );
 
-  it('gives up on a collector that is down without failing the flush or the shutdown', async () => {
+  it('gives up on a collector that is down without failing the flush or the shutdown, and counts and warns', async () => {
+    const lines: { level: number; msg: string; component?: string }[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
     const exportThread = new SpanExportThread(
-      configFor('http://127.0.0.1:9', 'http/json'),
-      pino({ enabled: false }),
+      // A refused connection is retried until the export's timeout.
+      configFor('http://127.0.0.1:9', 'http/json', { OTEL_EXPORTER_OTLP_TIMEOUT: '500' }),
+      logger,
+    );
+    const provider = new TracerProvider({ spanProcessors: [exportThread] });
+    const tracer = provider.getTracer('corepool');
+    for (const name of ['GET /health/live', 'GET /health/ready']) tracer.startSpan(name).end();
+    await expect(provider.forceFlush()).resolves.toBeUndefined();
+    expect(exportThread.stats()).toEqual({
+      exportFailures: 1,
+      spansDropped: { export_failed: 2, queue_full: 0 },
+    });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        component: 'opentelemetry',
+        msg: expect.stringMatching(/^Span export failed \(.+\): 1 export\(s\), 2 span\(s\) lost/),
+      }),
+    );
+    // Throttled: a second failure within the minute is counted, not logged.
+    tracer.startSpan('GET /metrics').end();
+    await provider.forceFlush();
+    expect(exportThread.stats().exportFailures).toBe(2);
+    expect(lines.filter((line) => /Span export failed/.test(line.msg))).toHaveLength(1);
+    await expect(provider.shutdown()).resolves.toBeUndefined();
+  }, 30_000);
+
+  it('says nothing of a failed export with OTEL_LOG_LEVEL=error, and still counts it', async () => {
+    const lines: unknown[] = [];
+    const exportThread = new SpanExportThread(
+      configFor('http://127.0.0.1:9', 'http/json', {
+        OTEL_EXPORTER_OTLP_TIMEOUT: '200',
+        OTEL_LOG_LEVEL: 'ERROR',
+      }),
+      pino({ level: 'warn' }, { write: (line: string) => lines.push(line) }),
     );
     const provider = new TracerProvider({ spanProcessors: [exportThread] });
     provider.getTracer('corepool').startSpan('GET /health/live').end();
-    await expect(provider.forceFlush()).resolves.toBeUndefined();
-    await expect(provider.shutdown()).resolves.toBeUndefined();
-    // The exporter retries a refused connection until its own timeout (10 s).
+    await provider.forceFlush();
+    expect(exportThread.stats().exportFailures).toBe(1);
+    expect(lines).toEqual([]);
+    await provider.shutdown();
   }, 30_000);
 
-  it('drops the spans past those the thread has not taken yet, and warns', async () => {
+  it.each([
+    ['7', 7],
+    ['0', 0],
+  ])(
+    'runs the export thread at WORKER_NICE_INCREMENT=%s above the event loop',
+    async (increment, added) => {
+      const exportThread = new SpanExportThread(
+        configFor(receiver.url, 'http/json', { WORKER_NICE_INCREMENT: increment }),
+        pino({ enabled: false }),
+      );
+      const provider = new TracerProvider({ spanProcessors: [exportThread] });
+      provider.getTracer('corepool').startSpan('GET /health/live').end();
+      // Answered once the thread has run its start, priority included.
+      await provider.forceFlush();
+      const base = getPriority();
+      const expected = threadPrioritySupported ? Math.min(19, base + added) : base;
+      if (threadPrioritySupported) expect(exportThreadNices()).toEqual([expected]);
+      await provider.shutdown();
+    },
+  );
+
+  it('drops the spans past those the thread has not taken yet, counts them, and warns', async () => {
     const warnings: { dropped?: number; msg?: string }[] = [];
     const logger = pino(
       { level: 'warn' },
@@ -123,6 +212,10 @@ describe('the span export thread', () => {
     for (let i = 0; i < 2100; i++) tracer.startSpan(`span ${i}`).end();
     await provider.forceFlush();
     expect(receiver.spans).toHaveLength(2048);
+    expect(exportThread.stats().spansDropped).toEqual({
+      export_failed: 0,
+      queue_full: 2100 - 2048,
+    });
     expect(warnings).toEqual([
       expect.objectContaining({
         dropped: 1,

@@ -6,18 +6,17 @@ import type { Logger } from 'pino';
 import type { ThreadSpanRecord } from '../workers/thread-trace';
 import { exportedSpanOf, exportedThreadSpanOf, type ExportedSpan } from './exported-span';
 import type { TracingConfig } from './otlp-export';
-import type { ExportThreadMessage, ExportThreadReply } from './span-export-entry';
+import type {
+  ExportThreadCounts,
+  ExportThreadMessage,
+  ExportThreadReply,
+} from './span-export-entry';
+import type { TracingStats } from './tracing-api';
 
 /** Spans posted at once: one message (and one wake-up of the thread) per batch, not per span. */
 const POST_BATCH = 128;
 /** Longest a finished span waits on the main thread before it is posted; the thread's batch processor then waits its own delay. */
 const POST_AFTER_MS = 50;
-/**
- * Most spans posted and not yet taken by the thread, as many as the SDK's batch processor
- * queues: a thread short of CPU (it runs at the lowest priority) drops spans instead of
- * letting its messages pile up in memory.
- */
-const MAX_UNTAKEN = 2048;
 /** At most one warning this often about spans dropped, with how many since the last. */
 const DROP_WARNING_EVERY_MS = 60_000;
 
@@ -38,11 +37,35 @@ export class SpanExportThread implements SpanProcessor {
   private lastDropWarning = -Infinity;
   private lastRequest = 0;
   private readonly replies = new Map<number, () => void>();
+  /** What the thread counted, as it last said. */
+  private threadCounts: ExportThreadCounts = {
+    exportFailures: 0,
+    dropped: { export_failed: 0, queue_full: 0 },
+  };
+  /** Spans dropped here, the thread behind: counted as a full queue, the same bound. */
+  private droppedBehind = 0;
+  /**
+   * Most spans posted and not yet taken by the thread, as many as it holds for export
+   * (`OTEL_BSP_MAX_QUEUE_SIZE`): a thread short of CPU (its priority is lowered) drops
+   * spans instead of letting its messages pile up in memory.
+   */
+  private readonly maxUntaken: number;
 
   constructor(
     private readonly config: TracingConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.maxUntaken = config.maxQueueSize;
+  }
+
+  /** Exports failed and spans dropped since the process started (the thread's as it last said). */
+  stats(): Omit<TracingStats, 'tracesCapped'> {
+    const { exportFailures, dropped } = this.threadCounts;
+    return {
+      exportFailures,
+      spansDropped: { ...dropped, queue_full: dropped.queue_full + this.droppedBehind },
+    };
+  }
 
   onStart(_span: Span): void {}
 
@@ -71,8 +94,9 @@ export class SpanExportThread implements SpanProcessor {
   }
 
   private hasRoom(count: number): boolean {
-    if (this.untaken + this.spans.length + count <= MAX_UNTAKEN) return true;
+    if (this.untaken + this.spans.length + count <= this.maxUntaken) return true;
     this.dropped += count;
+    this.droppedBehind += count;
     const now = Date.now();
     if (now - this.lastDropWarning >= DROP_WARNING_EVERY_MS) {
       this.logger.warn(
@@ -127,10 +151,15 @@ export class SpanExportThread implements SpanProcessor {
     thread.on('message', (reply: ExportThreadReply) => {
       if ('taken' in reply) {
         this.untaken -= reply.taken;
-        return;
+      } else if ('counts' in reply) {
+        this.threadCounts = reply.counts;
+      } else if ('log' in reply) {
+        // The SDK's diagnostics, at OTEL_LOG_LEVEL (the thread filters and bounds them).
+        this.logger[reply.log.level]({ component: 'opentelemetry' }, reply.log.message);
+      } else {
+        this.replies.get(reply.id)?.();
+        this.replies.delete(reply.id);
       }
-      this.replies.get(reply.id)?.();
-      this.replies.delete(reply.id);
     });
     thread.on('error', (error) =>
       this.logger.error(

@@ -1,8 +1,12 @@
 import type { Span } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../common/app-error';
-import type { TaskResponse, TaskTraceParent } from '../workers/task-message';
+import type { TaskTrace, TaskTracer } from '../workers/task-tracer';
+import type { ServerRequestFacts } from './http-attributes';
 import type { StoredTraceContext } from './job-trace';
+
+export type { TaskTrace } from '../workers/task-tracer';
+export type { ServerRequestFacts } from './http-attributes';
 
 /** A request's server span: opaque outside this folder, so nothing else depends on the SDK. */
 export type RequestSpan = Span;
@@ -14,20 +18,7 @@ export interface TraceIds {
 }
 
 /**
- * One task's spans on the main thread: its scheduler span (admission and the
- * wait for a thread), and the spans its thread recorded (`thread-trace.ts`).
- */
-export interface TaskTrace {
-  /** For the task's request: the thread's run span is made a child of the scheduler span. */
-  readonly parent: TaskTraceParent;
-  /** The thread answered: the wait ended when it took the task. */
-  answered(response: TaskResponse): void;
-  /** The task settled: its spans end, with its error's code when it failed. */
-  settled(outcome: string, error: AppError | undefined): void;
-}
-
-/**
- * A job submission's span (`submit {task}`), child of the request's server
+ * A job submission's span (`submit jobs`), child of the request's server
  * span: the context to store with the job is its own, so every run of the
  * job is its child (ADR 0048).
  */
@@ -46,7 +37,7 @@ export interface JobRunFacts {
 }
 
 /**
- * One run of a job (`process {task}`), on whichever process claimed it,
+ * One run of a job (`process jobs`), on whichever process claimed it,
  * child of the stored submit span; the pool's `schedule` and `run` spans
  * are its children.
  */
@@ -66,14 +57,11 @@ export interface JobRunTrace {
  * otherwise, and code on the hot path asks `activeTracing()` and goes on at
  * once when it answers undefined.
  */
-export interface Tracing {
-  /** The server span of a request, continuing its W3C `traceparent`/`tracestate`. */
-  startRequest(
-    method: string,
-    route: string,
-    headers: IncomingHttpHeaders,
-    path: string,
-  ): RequestSpan;
+export interface Tracing extends TaskTracer {
+  /** The server span of a request, continuing its context as `OTEL_PROPAGATORS` reads it. */
+  startRequest(method: string, route: string, headers: IncomingHttpHeaders): RequestSpan;
+  /** A sampled request's HTTP attributes (`span.isRecording()`): only then are they read. */
+  describeRequest(span: RequestSpan, request: ServerRequestFacts): void;
   endRequest(span: RequestSpan, statusCode: number, code: string | undefined): void;
   /** The spans of a task the request runs; undefined when the request is not sampled. */
   startTask(parent: RequestSpan, task: string, inputSize: number): TaskTrace | undefined;
@@ -83,6 +71,22 @@ export interface Tracing {
   startJobRun(context: StoredTraceContext, facts: JobRunFacts): JobRunTrace | undefined;
   /** The ids of a sampled span; undefined for one that is not recorded. */
   idsOf(span: RequestSpan): TraceIds | undefined;
+  /** What was lost or refused so far (`compute_tracing_*` metrics). */
+  stats(): TracingStats;
   /** Exports what is left and stops. */
   shutdown(): Promise<void>;
+}
+
+/** Why spans were not exported, counted since the process started. */
+export const SPAN_DROP_REASONS = ['export_failed', 'queue_full'] as const;
+export type SpanDropReason = (typeof SPAN_DROP_REASONS)[number];
+
+/** Counts since the process started. */
+export interface TracingStats {
+  /** Exports the collector did not take (refused, unreachable, timed out). */
+  readonly exportFailures: number;
+  /** Finished spans not exported, by reason. */
+  readonly spansDropped: Readonly<Record<SpanDropReason, number>>;
+  /** Traces not recorded because `TRACING_MAX_TRACES_PER_SECOND` was reached. */
+  readonly tracesCapped: number;
 }

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config';
+import { useTaskTracer } from '../workers/task-tracer';
 import type { Tracing } from './tracing-api';
 
 export type {
@@ -7,10 +9,14 @@ export type {
   JobRunTrace,
   JobSubmitTrace,
   RequestSpan,
+  ServerRequestFacts,
+  SpanDropReason,
   TaskTrace,
   TraceIds,
   Tracing,
+  TracingStats,
 } from './tracing-api';
+export { SPAN_DROP_REASONS } from './tracing-api';
 
 let active: Tracing | undefined;
 
@@ -26,9 +32,13 @@ export async function startTracing(
   config: AppConfig['tracing'],
   logger: Logger,
 ): Promise<Tracing | undefined> {
-  if (!config.enabled || active !== undefined) return active;
+  if (active !== undefined) return active;
+  for (const warning of config.warnings) logger.warn(warning);
+  if (!config.enabled) return undefined;
   const { OtelTracing } = await import('./otel-tracing');
-  active = new OtelTracing(config, logger);
+  active = new OtelTracing({ ...config, instanceId: randomUUID() }, logger);
+  // The pool asks for a task's spans through its own seam: tracing depends on it, not it on tracing.
+  useTaskTracer(active);
   return active;
 }
 
@@ -36,5 +46,6 @@ export async function startTracing(
 export async function stopTracing(): Promise<void> {
   const tracing = active;
   active = undefined;
+  useTaskTracer(undefined);
   await tracing?.shutdown();
 }

@@ -6,7 +6,6 @@ import { AppError, Errors } from '../common/app-error';
 import { IdleWaiter } from '../common/idle-waiter';
 import { AppConfig } from '../config/app-config';
 import { TaskRegistry } from '../tasks/task-registry';
-import { activeTracing } from '../tracing/tracing';
 import { PoolThreads } from './pool-threads';
 import { RollingPercentiles } from './rolling-percentiles';
 import { schedulerOptions, ticketFor } from './scheduler-ticket';
@@ -18,6 +17,7 @@ import { ProgressRouter } from './task-progress';
 import { preciseNow } from './task-runner';
 import { TaskSettlement } from './task-settlement';
 import type { TaskStop } from './task-stop';
+import { activeTaskTracer } from './task-tracer';
 import type {
   PoolStats,
   RunOptions,
@@ -131,7 +131,7 @@ export class WorkerPoolService implements OnModuleInit, OnApplicationShutdown {
     const trace =
       options.trace === undefined
         ? undefined
-        : activeTracing()?.startTask(options.trace, name, size);
+        : activeTaskTracer()?.startTask(options.trace, name, size);
     const ref: TaskRef = { task: name, requestId: options.requestId, trace };
     if (!this.accepting) throw this.settlement.settle(ref, 'rejected', Errors.shuttingDown());
 

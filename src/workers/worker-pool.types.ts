@@ -1,6 +1,6 @@
 import type { AppError } from '../common/app-error';
 import type { SchedulerState } from '../scheduler/task-scheduler';
-import type { RequestSpan, TaskTrace } from '../tracing/tracing';
+import type { TaskTrace, TraceParentSpan } from './task-tracer';
 import type { CancelSignal } from './cancellation';
 import type { Percentiles } from './rolling-percentiles';
 import type { TaskOutcome } from './task-failure';
@@ -39,7 +39,7 @@ export interface RunOptions extends TaskCaller {
   /** Follows the task's progress reports (rate-limited; none arrive after the task settles). */
   readonly onProgress?: (progress: TaskProgress) => void;
   /** The request's server span, when tracing is on: the task's spans are its children. */
-  readonly trace?: RequestSpan;
+  readonly trace?: TraceParentSpan;
 }
 
 export interface TaskResult {

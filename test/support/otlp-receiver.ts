@@ -1,5 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 
 /** One span as the test reads it, whichever OTLP encoding carried it. */
 export interface ReceivedSpan {
@@ -7,6 +13,8 @@ export interface ReceivedSpan {
   readonly spanId: string;
   readonly parentSpanId: string;
   readonly name: string;
+  /** OTLP span kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  readonly kind: number;
   readonly attributes: Record<string, string | number | boolean>;
   /** Start and end, epoch ms (nanoseconds on the wire). */
   readonly startMs: number;
@@ -26,24 +34,46 @@ export interface OtlpReceiver {
   readonly spans: ReceivedSpan[];
   /** Requests received, with their content type. */
   readonly requests: string[];
+  /** Requests received, with their path and headers. */
+  readonly received: { readonly path: string; readonly headers: IncomingHttpHeaders }[];
   close(): Promise<void>;
+}
+
+export interface OtlpReceiverOptions {
+  /** The path spans are accepted on; any other answers 404. */
+  readonly path?: string;
+  /**
+   * `ok`: a collector; `unavailable`: one that answers every export 503 (the exporter retries
+   * it); `silent`: a blackhole that reads each export and never answers.
+   */
+  readonly behaviour?: 'ok' | 'unavailable' | 'silent';
 }
 
 /**
  * An OTLP/HTTP trace endpoint for tests: it decodes what the real exporter
- * sends, as JSON (`http/json`) or protobuf (`http/protobuf`), and keeps the spans.
+ * sends, as JSON (`http/json`) or protobuf (`http/protobuf`), gzipped or not,
+ * and keeps the spans.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
+  const { path = '/v1/traces', behaviour = 'ok' } = options;
   const spans: ReceivedSpan[] = [];
   const requests: string[] = [];
+  const received: { path: string; headers: IncomingHttpHeaders }[] = [];
   const server: Server = createServer((request, response) => {
-    void readBody(request).then((body) => {
+    void readBody(request).then((raw) => {
       const type = request.headers['content-type'] ?? '';
       requests.push(type);
-      if (request.url !== '/v1/traces') {
+      received.push({ path: request.url ?? '', headers: request.headers });
+      if (behaviour === 'silent') return;
+      if (behaviour === 'unavailable') {
+        response.writeHead(503).end();
+        return;
+      }
+      if (request.url !== path) {
         response.writeHead(404).end();
         return;
       }
+      const body = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
       if (type.startsWith('application/json')) {
         spans.push(...fromJson(JSON.parse(body.toString('utf8')) as JsonRequest));
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -59,7 +89,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     requests,
-    close: () => new Promise((closed) => server.close(() => closed())),
+    received,
+    close: () =>
+      new Promise((closed) => {
+        // A blackhole's connections are never answered: close them with it.
+        server.closeAllConnections();
+        server.close(() => closed());
+      }),
   };
 }
 
@@ -88,6 +124,7 @@ interface JsonRequest {
         spanId: string;
         parentSpanId?: string;
         name: string;
+        kind?: number;
         attributes?: JsonAttribute[];
         startTimeUnixNano: string | number;
         endTimeUnixNano: string | number;
@@ -119,6 +156,7 @@ function fromJson(request: JsonRequest): ReceivedSpan[] {
         spanId: span.spanId,
         parentSpanId: span.parentSpanId ?? '',
         name: span.name,
+        kind: span.kind ?? 0,
         attributes: jsonAttributes(span.attributes),
         startMs: Number(BigInt(span.startTimeUnixNano) / 1000n) / 1000,
         endMs: Number(BigInt(span.endTimeUnixNano) / 1000n) / 1000,
@@ -211,6 +249,7 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
         spanId: bytesOf(span, 2).toString('hex'),
         parentSpanId: bytesOf(span, 4).toString('hex'),
         name: bytesOf(span, 5).toString('utf8'),
+        kind: numberOf(span, 6),
         attributes: protobufAttributes(messages(span, 9)),
         startMs: Number(bytesOf(span, 7).readBigUInt64LE(0) / 1000n) / 1000,
         endMs: Number(bytesOf(span, 8).readBigUInt64LE(0) / 1000n) / 1000,
