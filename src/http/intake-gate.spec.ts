@@ -50,19 +50,38 @@ const until = async (check: () => boolean) => {
 };
 const settle = () => new Promise((done) => setTimeout(done, 150));
 
+type GatedServer = Awaited<ReturnType<typeof gatedServer>>;
+type Client = ReturnType<typeof client>;
+
+/**
+ * A gated server (bound 1) and two keep-alive clients, a and b, each with a request in
+ * progress; a's has been answered, and a's next one sent: what the test then sees.
+ */
+async function afterOneAnswer(
+  loop: { value: number },
+  check: (server: GatedServer, next: { a2: Promise<string>; b1: Promise<string> }) => Promise<void>,
+): Promise<void> {
+  const server = await gatedServer(1, loop);
+  const clients: Client[] = [client(server.port), client(server.port)];
+  const [a, b] = clients as [Client, Client];
+  try {
+    const a1 = a.get('/a1');
+    await until(() => server.read.length === 1);
+    const b1 = b.get('/b1');
+    await until(() => server.read.length === 2);
+    server.answer('/a1');
+    await a1;
+    await check(server, { a2: a.get('/a2'), b1 });
+  } finally {
+    for (const each of clients) each.close();
+    await server.close();
+  }
+}
+
 describe(IntakeGate.name, () => {
-  it('holds a connection unread while the loop is saturated and the requests in progress are at the bound', async () => {
-    const loop = { value: 1 };
-    const server = await gatedServer(1, loop);
-    const [a, b] = [client(server.port), client(server.port)];
-    try {
-      const a1 = a.get('/a1');
-      const b1 = b.get('/b1');
-      await until(() => server.read.length === 2);
-      server.answer('/a1');
-      await a1;
+  it('holds a connection unread while the loop is saturated and the requests in progress are at the bound', () =>
+    afterOneAnswer({ value: 1 }, async (server, { a2, b1 }) => {
       // a's next request waits in the kernel: b's is still in progress.
-      const a2 = a.get('/a2');
       await settle();
       expect(server.read).toEqual(['/a1', '/b1']);
       expect(server.gate.connectionsHeld).toBe(1);
@@ -72,47 +91,20 @@ describe(IntakeGate.name, () => {
       expect(server.read).toEqual(['/a1', '/b1', '/a2']);
       server.answer('/a2');
       await expect(a2).resolves.toBe('/a2');
-    } finally {
-      a.close();
-      b.close();
-      await server.close();
-    }
-  });
+    }));
 
-  it('reads on while the loop has room, however many requests are in progress', async () => {
-    const loop = { value: 0.5 };
-    const server = await gatedServer(1, loop);
-    const [a, b] = [client(server.port), client(server.port)];
-    try {
-      const b1 = b.get('/b1');
-      const a1 = a.get('/a1');
-      await until(() => server.read.length === 2);
-      server.answer('/a1');
-      await a1;
-      const a2 = a.get('/a2');
+  it('reads on while the loop has room, however many requests are in progress', () =>
+    afterOneAnswer({ value: 0.5 }, async (server, { a2, b1 }) => {
       await until(() => server.read.length === 3);
       expect(server.gate.connectionsHeld).toBe(0);
       server.answer('/a2');
       server.answer('/b1');
       await Promise.all([a2, b1]);
-    } finally {
-      a.close();
-      b.close();
-      await server.close();
-    }
-  });
+    }));
 
-  it('resumes the connections it holds once the loop has room again, even if no request ends', async () => {
+  it('resumes the connections it holds once the loop has room again, even if no request ends', () => {
     const loop = { value: 1 };
-    const server = await gatedServer(1, loop);
-    const [a, b] = [client(server.port), client(server.port)];
-    try {
-      const b1 = b.get('/b1');
-      const a1 = a.get('/a1');
-      await until(() => server.read.length === 2);
-      server.answer('/a1');
-      await a1;
-      const a2 = a.get('/a2');
+    return afterOneAnswer(loop, async (server, { a2, b1 }) => {
       await settle();
       expect(server.read).not.toContain('/a2');
       loop.value = 0.2;
@@ -120,11 +112,7 @@ describe(IntakeGate.name, () => {
       server.answer('/a2');
       server.answer('/b1');
       await Promise.all([a2, b1]);
-    } finally {
-      a.close();
-      b.close();
-      await server.close();
-    }
+    });
   });
 
   it('never holds a probe: its connection is read at once whatever the load', async () => {
