@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     ignores: [
-      'dist/',
+      '**/dist/',
       'coverage/',
       'node_modules/',
       'bench/results/',

@@ -16,6 +16,14 @@ const transform = {
 // Matched at the innermost node_modules/, so a nested copy (middie's own path-to-regexp) counts too.
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)(?!.*/node_modules/)`];
 
+// The packages resolve to their TypeScript sources, as tsconfig.json's paths say: a test needs
+// no build of them, and the threads (tsx) load the same sources.
+const moduleNameMapper = {
+  '^@corepool/core$': '<rootDir>/packages/core/src/index.ts',
+  '^@corepool/core/(host|task|thread)$': '<rootDir>/packages/core/src/$1.ts',
+  '^@corepool/nestjs$': '<rootDir>/packages/nestjs/src/index.ts',
+};
+
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
@@ -27,10 +35,12 @@ module.exports = {
       // scripts/: the docs generators, and the tests that keep docs/ in step with the code.
       testMatch: [
         '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/packages/*/src/**/*.spec.ts',
         '<rootDir>/bench/**/*.spec.ts',
         '<rootDir>/scripts/**/*.spec.ts',
       ],
       transform,
+      moduleNameMapper,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },
@@ -40,6 +50,7 @@ module.exports = {
       rootDir: '.',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
+      moduleNameMapper,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },

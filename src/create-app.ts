@@ -29,7 +29,7 @@ import { LoopUtilization } from './http/loop-utilization';
 import { fastifyLogger } from './logging/lazy-request-logger';
 import { createRootLogger } from './logging/root-logger';
 import { HttpMetricsService } from './metrics/http-metrics.service';
-import { TaskRegistry } from './tasks/task-registry';
+import { TaskRegistry } from '@corepool/core';
 import { startTracing, stopTracing } from './tracing/tracing';
 
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;

@@ -10,7 +10,7 @@ import { createApp, listen } from './create-app';
 import { exitOnShutdownSignals } from './lifecycle/shutdown-signals';
 import { ShutdownService } from './lifecycle/shutdown.service';
 import { assertExporterInstalled, ExporterMissingError } from './tracing/exporter-check';
-import { WorkerPoolService } from './workers/worker-pool.service';
+import { WorkerPoolService } from '@corepool/nestjs';
 
 /** One HTTP process: the Nest application with its worker-thread pool. */
 async function runServer(config: AppConfig): Promise<void> {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { WorkerPoolService } from '../src/workers/worker-pool.service';
+import { WorkerPoolService } from '@corepool/nestjs';
 import { postJson, startApp, type RunningApp } from './support/http-app';
 import { describeCounts, killFailures, steadyLoad, type LoadCounts } from './support/load';
 import { startService, type ServiceProcess } from './support/service-process';

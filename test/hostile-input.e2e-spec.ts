@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { ErrorCode } from '../src/common/error-codes';
-import { TaskRegistry } from '../src/tasks/task-registry';
+import { TaskRegistry } from '@corepool/core';
 import { startApp, type RunningApp } from './support/http-app';
 import { firstBody, rawExchange, rawRequest } from './support/raw-http';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { WorkerPoolService, type TaskSettled } from '../src/workers/worker-pool.service';
+import { WorkerPoolService, type TaskSettled } from '@corepool/nestjs';
 import { postJson, startApp, type RunningApp } from './support/http-app';
 import { waitUntil } from './support/poll';
 

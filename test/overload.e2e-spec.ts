@@ -1,4 +1,4 @@
-import { WorkerPoolService } from '../src/workers/worker-pool.service';
+import { WorkerPoolService } from '@corepool/nestjs';
 import { postJson, startApp, type RunningApp } from './support/http-app';
 import { waitUntil } from './support/poll';
 

@@ -1,18 +1,11 @@
 import type { AppConfig } from '../config/app-config';
 import { identityOf, type ClientIdentity } from './client-identity';
 
-/**
- * The fair-share key of callers nobody identified: one shared line, so
- * anonymous traffic is one client among the identified ones.
- */
-export const SHARED_CLIENT_KEY = 'shared';
+import { SHARED_CLIENT_KEY } from '@corepool/core';
 
-/**
- * The fair-share key of asynchronous jobs. Parentheses cannot appear in a
- * key taken from a header (see `clientKeyOf`), so no client can pose as the
- * jobs.
- */
-export const JOBS_CLIENT_KEY = '(jobs)';
+// The shared and the jobs' keys are the engine's: parentheses cannot appear in a key taken from
+// a header (see `clientKeyOf`), so no client can pose as the jobs.
+export { JOBS_CLIENT_KEY, SHARED_CLIENT_KEY } from '@corepool/core';
 
 /** A key from a header is used only if it is short and plain: it may become a metric label. */
 const PLAIN_KEY = /^[\w.:-]{1,64}$/;

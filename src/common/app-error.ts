@@ -1,51 +1,20 @@
+import { CorepoolError, Errors as CoreErrors } from '@corepool/core';
 import { ErrorCode } from './error-codes';
 
-/** One field that failed validation, as listed in a problem's `errors`. */
-export interface FieldError {
-  readonly property: string;
-  readonly messages: readonly string[];
-}
+export type { ErrorFacts, FieldError } from '@corepool/core';
 
 /**
- * What the core knows about an error besides its code and detail. Facts, not
- * HTTP: the edge's error table decides what they become (`Retry-After`, …).
+ * The service's errors are the engine's class (`CorepoolError`), with the
+ * codes of the HTTP edge, the jobs and authentication added
+ * (`error-codes.ts`): one class, so one table at the edge
+ * (`src/http/error-table.ts`) maps every code to its status, title and headers.
  */
-export interface ErrorFacts {
-  /** The fields that failed validation. */
-  readonly errors?: readonly FieldError[];
-  /** How many fields failed validation; `errors` lists at most the first few of them. */
-  readonly errorCount?: number;
-  /** When a retry is likely to be accepted, in whole seconds. */
-  readonly retryAfterSeconds?: number;
-  /** The bound that was passed (bytes, jobs, milliseconds, megabytes). */
-  readonly limit?: number;
-  /** Why a task was refused or shed: `deadline`, `too-long`, `queue-delay`, `backstop` or `memory`. */
-  readonly reason?: string;
-  /** The content codings a body may use, when its own was refused (`Accept-Encoding`). */
-  readonly acceptedEncodings?: readonly string[];
-}
-
-/**
- * An error with a stable code, a human detail and typed facts. The core raises
- * these and never names an HTTP status: `src/http/error-table.ts` maps each
- * code to its status, title and headers, in one place.
- */
-export class AppError extends Error {
-  override readonly name = 'AppError';
-
-  constructor(
-    readonly code: ErrorCode,
-    detail: string,
-    readonly facts: ErrorFacts = {},
-  ) {
-    super(detail);
-  }
-
-  /** The human explanation of this occurrence (the problem's `detail`). */
-  get detail(): string {
-    return this.message;
-  }
-}
+export const AppError = CorepoolError as new (
+  code: ErrorCode,
+  detail: string,
+  facts?: CorepoolError['facts'],
+) => AppError;
+export type AppError = CorepoolError<ErrorCode>;
 
 /**
  * The job queue has no estimate of when a slot frees up (jobs run for minutes
@@ -53,28 +22,11 @@ export class AppError extends Error {
  */
 const JOB_RETRY_AFTER_SECONDS = 5;
 
-/** What a POOL_SATURATED refusal says, by reason. */
-const SATURATION_DETAIL = {
-  deadline: 'The task cannot finish before its deadline: the work queued ahead of it is too long',
-  'too-long':
-    'The task cannot finish before its deadline: its own run time is longer than the time left',
-  'queue-delay':
-    'The pool is overloaded: tasks are shed when they wait longer than the target delay',
-  backstop: 'The task queue is full',
-  memory: 'The request bodies this process holds already fill its memory budget',
-} as const;
-
-/** One factory per code, so each code always carries the same facts and wording. */
+/** One factory per code: the engine's, and the service's own. */
 export const Errors = {
-  validationFailed: (
-    detail: string,
-    errors: readonly FieldError[] = [],
-    errorCount: number = errors.length,
-  ) => new AppError(ErrorCode.VALIDATION_FAILED, detail, { errors, errorCount }),
+  ...CoreErrors,
   routeNotFound: (method: string, url: string) =>
     new AppError(ErrorCode.ROUTE_NOT_FOUND, `No route for ${method} ${url}`),
-  taskNotFound: (name: string) =>
-    new AppError(ErrorCode.TASK_NOT_FOUND, `No task named '${name}'; GET /api/tasks lists them`),
   jobNotFound: (id: string) => new AppError(ErrorCode.JOB_NOT_FOUND, `No job with id '${id}'`),
   /** `limit` in bytes (or Fastify's own message); `detail` when an option set it, naming the option. */
   payloadTooLarge: (limit: number | string, detail?: string) =>
@@ -106,17 +58,6 @@ export const Errors = {
     ),
   headersTooLarge: () =>
     new AppError(ErrorCode.HEADERS_TOO_LARGE, 'The request headers exceed the server limit'),
-  /** `estimate`: the figures behind the refusal ("about 1.8 s of work ahead of it …"), where known. */
-  poolSaturated: (
-    retryAfterSeconds: number,
-    reason: keyof typeof SATURATION_DETAIL = 'backstop',
-    estimate?: string,
-  ) =>
-    new AppError(
-      ErrorCode.POOL_SATURATED,
-      `${SATURATION_DETAIL[reason]}${estimate === undefined ? '' : ` (${estimate})`}; retry in about ${retryAfterSeconds} s`,
-      { retryAfterSeconds, reason },
-    ),
   /** A deadline header that is not a whole number of milliseconds in range. */
   invalidDeadline: (header: string, max: number) =>
     new AppError(
@@ -124,38 +65,7 @@ export const Errors = {
       `${header} must be a whole number of milliseconds from 1 to ${max}`,
       { limit: max },
     ),
-  shuttingDown: () =>
-    new AppError(ErrorCode.SHUTTING_DOWN, 'This process is draining; retry on another'),
-  taskTimeout: (timeoutMs: number) =>
-    new AppError(
-      ErrorCode.TASK_TIMEOUT,
-      `The task passed its ${timeoutMs} ms deadline (queued or running); it was cancelled`,
-      { limit: timeoutMs },
-    ),
-  /** The client went away; it never sees the answer. */
-  taskCancelled: () =>
-    new AppError(ErrorCode.TASK_CANCELLED, 'The client closed the request; the task was cancelled'),
-  taskFailed: (message: string) => new AppError(ErrorCode.TASK_FAILED, message),
-  workerCrashed: (detail: string) =>
-    new AppError(ErrorCode.WORKER_CRASHED, `The worker thread died (${detail}); it was replaced`),
-  workerOutOfMemory: (limitMb: number) =>
-    new AppError(
-      ErrorCode.WORKER_OUT_OF_MEMORY,
-      `The task exhausted its thread's heap of ${limitMb} MB; the thread was replaced`,
-      { limit: limitMb },
-    ),
-  /** The thread's heap and buffers passed `WORKER_MAX_MEMORY_MB` while the task ran. */
-  workerOverMemoryBudget: (limitMb: number) =>
-    new AppError(
-      ErrorCode.WORKER_OUT_OF_MEMORY,
-      `The task passed its thread's memory budget of ${limitMb} MB (heap and buffers); the thread was replaced`,
-      { limit: limitMb },
-    ),
   metricsUnavailable: (detail: string) => new AppError(ErrorCode.METRICS_UNAVAILABLE, detail),
-  /** The uploaded document is not what its content type claims, or is damaged. */
-  invalidDocument: (detail: string) => new AppError(ErrorCode.INVALID_DOCUMENT, detail),
-  /** The document needs a password to be read. */
-  documentEncrypted: (detail: string) => new AppError(ErrorCode.DOCUMENT_ENCRYPTED, detail),
   jobQueueFull: (limit: number) =>
     new AppError(
       ErrorCode.JOB_QUEUE_FULL,
@@ -206,6 +116,7 @@ export const Errors = {
       `This process holds ${limit} event streams at most, all open; retry in about ${retryAfterSeconds} s, or poll GET /api/jobs/:id`,
       { limit, retryAfterSeconds },
     ),
-  internal: () =>
-    new AppError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred; it has been logged'),
+  /** The task is not in this service's catalog: the engine's error, pointing at the catalog. */
+  taskNotFound: (name: string) =>
+    new AppError(ErrorCode.TASK_NOT_FOUND, `No task named '${name}'; GET /api/tasks lists them`),
 } as const;

@@ -1,27 +1,20 @@
+import { ErrorCode as CoreErrorCode } from '@corepool/core';
+
 /**
- * Every error code corepool answers with. Clients, dashboards and alert rules
- * depend on these strings: add new ones, never rename one.
+ * Every error code corepool answers with: the engine's (`@corepool/core`)
+ * and the service's own. Clients, dashboards and alert rules depend on these
+ * strings: add new ones, never rename one.
  */
 export const ErrorCode = {
-  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  ...CoreErrorCode,
   INVALID_DEADLINE: 'INVALID_DEADLINE',
   ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
-  TASK_NOT_FOUND: 'TASK_NOT_FOUND',
   JOB_NOT_FOUND: 'JOB_NOT_FOUND',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   HEADERS_TOO_LARGE: 'HEADERS_TOO_LARGE',
-  POOL_SATURATED: 'POOL_SATURATED',
-  SHUTTING_DOWN: 'SHUTTING_DOWN',
-  TASK_TIMEOUT: 'TASK_TIMEOUT',
-  TASK_CANCELLED: 'TASK_CANCELLED',
-  TASK_FAILED: 'TASK_FAILED',
-  WORKER_CRASHED: 'WORKER_CRASHED',
-  WORKER_OUT_OF_MEMORY: 'WORKER_OUT_OF_MEMORY',
   METRICS_UNAVAILABLE: 'METRICS_UNAVAILABLE',
-  INVALID_DOCUMENT: 'INVALID_DOCUMENT',
-  DOCUMENT_ENCRYPTED: 'DOCUMENT_ENCRYPTED',
   JOB_QUEUE_FULL: 'JOB_QUEUE_FULL',
   QUEUE_UNAVAILABLE: 'QUEUE_UNAVAILABLE',
   UNAUTHENTICATED: 'UNAUTHENTICATED',
@@ -29,7 +22,6 @@ export const ErrorCode = {
   RATE_LIMITED: 'RATE_LIMITED',
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
   OFFSET_NOT_SUPPORTED: 'OFFSET_NOT_SUPPORTED',
-  INTERNAL_ERROR: 'INTERNAL_ERROR',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

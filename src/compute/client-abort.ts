@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { Cancellation } from '../workers/cancellation';
+import { Cancellation } from '@corepool/core';
 
 /**
  * Aborts when the client goes away before its response is written. The

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { SchemaObject } from '@nestjs/swagger';
-import { compileInput } from '../common/validation';
+import { compileInput } from '@corepool/core/host';
 import { publishedSchema } from '../http/openapi';
-import { TaskRegistry } from '../tasks/task-registry';
+import { TaskRegistry } from '@corepool/core';
 
 export interface TaskCatalogEntry {
   readonly name: string;
@@ -37,7 +37,7 @@ export class TaskCatalogService {
         input,
         contentTypes: task.binary?.contentTypes ?? ['application/json'],
         output: task.binary?.output ?? 'json',
-        limits: task.limits,
+        limits: task.limits ?? {},
       };
     });
   }

@@ -5,9 +5,9 @@ import { Errors } from '../common/app-error';
 import { AppConfig } from '../config/app-config';
 import { clientDeadlineMs } from '../http/request-deadline';
 import { mediaType, TaskInputReader } from '../http/task-input-reader';
-import type { TaskDefinition } from '../tasks/task-definition';
-import { TaskRegistry } from '../tasks/task-registry';
-import { WorkerPoolService, type TaskResult } from '../workers/worker-pool.service';
+import type { TaskDefinition } from '@corepool/core';
+import { TaskRegistry } from '@corepool/core';
+import { WorkerPoolService, type TaskResult } from '@corepool/nestjs';
 import { clientGone } from './client-abort';
 
 export interface InvokedTask {
@@ -40,7 +40,7 @@ export class TaskInvokerService {
     const result = await this.pool.run(name, input, {
       body,
       deadlineMs,
-      clientKey: clientKeyOf(request, this.config.scheduler.clientKeyHeader),
+      client: clientKeyOf(request, this.config.scheduler.clientKeyHeader),
       signal: clientGone(reply),
       arrivedAt: request.arrivedAt,
       requestId: request.id,

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { maxQueueForMemory } from '@corepool/core';
 import type { AppConfig } from './app-config';
 import {
   PROPAGATORS,
@@ -8,28 +9,6 @@ import {
 } from './environment-variables';
 import { usableMemory, type MachineFacts } from './machine-facts';
 import { memoryDefaults, type MemoryDefaults } from './memory-limits';
-
-/**
- * The least `POOL_MAX_QUEUE=auto` gives each thread. The scheduler admits by
- * time and the body budget bounds the bytes, so the backstop only bounds what
- * a waiting task holds besides its body; it must hold every client that
- * waits: a smaller backstop made each newcomer shed a waiting task, and the
- * 503s retried at once took the cores from the threads
- * (docs/adr/0020-backstop-holds-the-waiting-clients.md).
- */
-export const AUTO_QUEUE_PER_THREAD = 128;
-
-/**
- * What one waiting task holds besides its body (request and reply objects,
- * its input, the scheduler's entry), rounded up from what a crowd of waiting
- * tiny tasks measured, and the share of a process's memory that waiting
- * tasks may hold: `POOL_MAX_QUEUE=auto` is that share over that size, so a
- * crowd of thousands of patient clients waits in line rather than being
- * refused (docs/adr/0052-a-crowd-waits-in-line.md).
- */
-export const WAITING_TASK_BYTES = 16 * 1024;
-export const WAITING_TASKS_MEMORY_SHARE = 1 / 16;
-const MAX_QUEUE_CEILING = 1_000_000;
 
 /**
  * Requests in progress per thread that `HTTP_INTAKE_MAX_IN_PROGRESS=auto`
@@ -176,7 +155,7 @@ function poolConfig(
     threads,
     maxQueue:
       vars.POOL_MAX_QUEUE === 'auto'
-        ? autoMaxQueue(memoryBytes / processes, threads)
+        ? maxQueueForMemory(memoryBytes / processes, threads)
         : vars.POOL_MAX_QUEUE,
     taskTimeoutMs: vars.TASK_TIMEOUT_MS,
     maxOldGenerationMb: heapCapMb,
@@ -389,13 +368,4 @@ function safeDecode(value: string): string {
   } catch {
     return value;
   }
-}
-
-/** `POOL_MAX_QUEUE=auto`: the waiting tasks that a process's share of memory holds. */
-function autoMaxQueue(processMemoryBytes: number, threads: number): number {
-  const byMemory = Math.floor(
-    (processMemoryBytes * WAITING_TASKS_MEMORY_SHARE) / WAITING_TASK_BYTES,
-  );
-  const floor = Math.max(1, threads) * AUTO_QUEUE_PER_THREAD;
-  return Math.min(MAX_QUEUE_CEILING, Math.max(floor, byMemory));
 }

@@ -11,7 +11,7 @@ import { freshMetric } from '../metrics/metric-registry';
 import { EventLoopHealthIndicator } from './event-loop.health';
 import { JobStoreHealthIndicator } from './job-store.health';
 import { ProcessMemoryHealthIndicator } from './process-memory.health';
-import { PoolHealthIndicator } from './pool.health';
+import { PoolHealthIndicator } from '@corepool/nestjs';
 import { ShutdownHealthIndicator } from './shutdown.health';
 
 /**
@@ -56,7 +56,7 @@ export class HealthController {
       this.gatherings.inc();
       return this.check([
         () => this.shutdown.isReady('lifecycle'),
-        () => this.pool.isReady('pool', true),
+        () => this.pool.isHealthy('pool', true),
         () => this.eventLoop.isReady('eventLoop'),
         () => this.jobStore.isReady('jobStore'),
         () => this.memory.report('memory'),
@@ -95,7 +95,7 @@ export class HealthController {
       reply,
       await this.check([
         () => this.shutdown.isReady('lifecycle'),
-        () => this.pool.isReady('pool'),
+        () => this.pool.isHealthy('pool'),
         () => this.eventLoop.isReady('eventLoop'),
         () => this.jobStore.isReady('jobStore'),
       ]),

@@ -5,14 +5,13 @@ import { EventLoopHealthIndicator } from './event-loop.health';
 import { HealthController } from './health.controller';
 import { JobStoreHealthIndicator } from './job-store.health';
 import { ProcessMemoryHealthIndicator } from './process-memory.health';
-import { PoolHealthIndicator } from './pool.health';
 import { ShutdownHealthIndicator } from './shutdown.health';
 
 @Module({
   imports: [TerminusModule.forRoot({ logger: false }), WorkersModule],
   controllers: [HealthController],
+  // The pool's indicator (`PoolHealthIndicator`) comes with the engine's module (WorkersModule).
   providers: [
-    PoolHealthIndicator,
     EventLoopHealthIndicator,
     ShutdownHealthIndicator,
     ProcessMemoryHealthIndicator,

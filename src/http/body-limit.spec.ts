@@ -1,6 +1,6 @@
 import { ErrorCode } from '../common/error-codes';
-import { inputSchema, integer } from '../tasks/input-schema';
-import { defineTask, type BinaryTaskOptions } from '../tasks/task-definition';
+import { inputSchema, integer } from '@corepool/core';
+import { defineTask, type BinaryTaskOptions } from '@corepool/core';
 import { fixedBodyLimit, rawBodyLimit } from './body-limit';
 
 interface Options {

@@ -1,5 +1,5 @@
 import { Errors, type AppError } from '../common/app-error';
-import type { TaskDefinition } from '../tasks/task-definition';
+import type { TaskDefinition } from '@corepool/core';
 
 /** The most bytes a request's body may have, and the 413 of a body past it. */
 export interface BodyLimit {

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../common/app-error';
-import type { TaskDefinition } from '../tasks/task-definition';
+import type { TaskDefinition } from '@corepool/core';
 import { fixedBodyLimit, rawBodyLimit, type BodyLimit } from './body-limit';
 import { readBody } from './body-reader';
 import { hasMoreNodesThan } from './json-node-count';

@@ -9,9 +9,9 @@ import type {
   SecuritySchemeObject,
 } from '@nestjs/swagger';
 import { ErrorCode } from '../common/error-codes';
-import type { InputSchema, JsonSchema } from '../tasks/input-schema';
-import type { TaskDefinition } from '../tasks/task-definition';
-import type { TaskInputCode } from '../tasks/task-input-error';
+import type { InputSchema, JsonSchema } from '@corepool/core';
+import type { TaskDefinition } from '@corepool/core';
+import type { TaskInputCode } from '@corepool/core';
 import {
   headerRef,
   PROBLEM_SCHEMA,

@@ -4,7 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
 import type { SchemaObject } from '@nestjs/swagger';
 import type { ErrorCode } from '../common/error-codes';
-import type { InputSchema, JsonSchema } from '../tasks/input-schema';
+import type { InputSchema, JsonSchema } from '@corepool/core';
 import {
   completeDocument,
   openApiSchema,

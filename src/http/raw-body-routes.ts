@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { TaskDefinition } from '../tasks/task-definition';
-import type { TaskRegistry } from '../tasks/task-registry';
+import type { TaskDefinition } from '@corepool/core';
+import type { TaskRegistry } from '@corepool/core';
 import { routeProfileOf } from './request-context';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Errors } from '../common/app-error';
-import { validateInput } from '../common/validation';
-import type { TaskDefinition } from '../tasks/task-definition';
+import { validateInput } from '@corepool/core/host';
+import type { TaskDefinition } from '@corepool/core';
 import { rawBodyLimit } from './body-limit';
 import { routeProfileOf } from './request-context';
 

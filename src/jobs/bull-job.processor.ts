@@ -19,7 +19,7 @@ import { isRetryable, JobExecutor, toJobError } from './job-executor.service';
 import { recordJobEnd } from './job-metrics';
 import type { JobError, JobEvent, JobResult } from './job.types';
 import { redisOptions } from './redis-options';
-import type { TaskProgress } from '../workers/task-progress';
+import type { TaskProgress } from '@corepool/core';
 
 /**
  * The consumer side of the BullMQ backend: every replica runs one BullMQ

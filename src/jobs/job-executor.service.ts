@@ -5,8 +5,8 @@ import { AppError, Errors } from '../common/app-error';
 import { ErrorCode } from '../common/error-codes';
 import { AppConfig } from '../config/app-config';
 import type { RequestSpan } from '../tracing/tracing';
-import { WorkerPoolService } from '../workers/worker-pool.service';
-import type { TaskProgress } from '../workers/task-progress';
+import { WorkerPoolService } from '@corepool/nestjs';
+import type { TaskProgress } from '@corepool/core';
 import type { JobError, JobPayload, JobResult } from './job.types';
 import { encryptResult } from './result-cipher';
 
@@ -55,7 +55,7 @@ export class JobExecutor {
     const result = await this.pool.run(payload.task, payload.input, {
       body: payload.body,
       signal,
-      clientKey: JOBS_CLIENT_KEY,
+      client: JOBS_CLIENT_KEY,
       onProgress,
       // The run's span (a traced job): the task's schedule and run spans are its children.
       trace,

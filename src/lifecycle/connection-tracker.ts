@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { IdleWaiter } from '../common/idle-waiter';
+import { IdleWaiter } from '@corepool/core/host';
 
 interface SocketState {
   /** When the connection was accepted (or first seen), on `performance.now()`'s clock. */

@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from '../config/app-config';
-import type { WorkerPoolService } from '../workers/worker-pool.service';
+import type { WorkerPoolService } from '@corepool/nestjs';
 import { ShutdownService } from './shutdown.service';
 
 /** A real server whose responses say `Connection: close` when the service says so. */

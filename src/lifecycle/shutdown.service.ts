@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { WorkerPoolService } from '../workers/worker-pool.service';
+import { WorkerPoolService } from '@corepool/nestjs';
 import { afterPoll, ConnectionTracker } from './connection-tracker';
 import { ExitCode } from './exit-codes';
 import { ListenerHold } from './listener-hold';

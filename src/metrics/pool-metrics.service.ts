@@ -1,11 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import {
-  THREAD_REPLACE_CAUSES,
-  WorkerPoolService,
-  type PoolStats,
-  type TaskStopKind,
-} from '../workers/worker-pool.service';
+import { THREAD_REPLACE_CAUSES, type PoolStats, type TaskStopKind } from '@corepool/core';
+import { WorkerPoolService } from '@corepool/nestjs';
 import { freshMetric } from './metric-registry';
 
 const STOP_KINDS: readonly TaskStopKind[] = ['cooperative', 'terminated'];

@@ -2,9 +2,9 @@ import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/com
 import { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '../config/app-config';
 import { BodyMemoryBudget } from '../http/body-memory-budget';
-import { REFUSAL_REASONS } from '../scheduler/refusal';
-import type { SchedulerState } from '../scheduler/task-scheduler';
-import { WorkerPoolService } from '../workers/worker-pool.service';
+import { REFUSAL_REASONS } from '@corepool/core';
+import type { SchedulerState } from '@corepool/core';
+import { WorkerPoolService } from '@corepool/nestjs';
 import { LabelledHistogram } from './labelled-histogram';
 import { freshMetric, registered } from './metric-registry';
 import { taskBuckets } from './task-buckets';

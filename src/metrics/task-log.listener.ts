@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { WorkerPoolService } from '../workers/worker-pool.service';
+import { WorkerPoolService } from '@corepool/nestjs';
 
 /**
  * One debug line per finished task: task, outcome, wait and run time, and the

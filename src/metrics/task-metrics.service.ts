@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { TaskRegistry } from '../tasks/task-registry';
-import { WorkerPoolService, type TaskOutcome } from '../workers/worker-pool.service';
+import { TaskRegistry } from '@corepool/core';
+import { WorkerPoolService, type TaskOutcome } from '@corepool/nestjs';
 import { LabelledCounter, type CounterSeries } from './labelled-counter';
 import { LabelledHistogram, type HistogramSeries } from './labelled-histogram';
 import { registered } from './metric-registry';

@@ -1,6 +1,6 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { validateInput } from '../common/validation';
-import { TaskInputError } from './task-input-error';
+import { validateInput } from '@corepool/core/host';
+import { TaskInputError } from '@corepool/core/task';
 import { compressBodyCap, compressInput, compressTask, type CompressInput } from './compress.task';
 import * as shared from '../../test/support/task-input';
 import { liveContext } from '../../test/support/task-context';

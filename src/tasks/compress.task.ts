@@ -1,7 +1,7 @@
 import type * as Zlib from 'node:zlib';
-import { TaskInputError } from './task-input-error';
-import { defineTask, type BodyCap } from './task-definition';
-import { inputSchema, integer, oneOf, type InputRule } from './input-schema';
+import { TaskInputError } from '@corepool/core/task';
+import { defineTask, type BodyCap } from '@corepool/core/task';
+import { inputSchema, integer, oneOf, type InputRule } from '@corepool/core/task';
 
 const FORMATS = ['gzip', 'deflate', 'br'] as const;
 type CompressionFormat = (typeof FORMATS)[number];

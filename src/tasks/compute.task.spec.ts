@@ -1,10 +1,10 @@
-import { validateInput } from '../common/validation';
+import { validateInput } from '@corepool/core/host';
 import { computeInput, computeTask } from './compute.task';
 import * as shared from '../../test/support/task-input';
 import { liveContext, reportingContext } from '../../test/support/task-context';
 
-const maxIterations = computeTask.limits.maxIterations as number;
-const maxPayloadSize = computeTask.limits.maxPayloadSize as number;
+const maxIterations = computeTask.limits?.maxIterations as number;
+const maxPayloadSize = computeTask.limits?.maxPayloadSize as number;
 
 const invalidProperties = (plain: object) => shared.invalidProperties(computeInput, plain);
 

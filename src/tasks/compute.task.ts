@@ -1,5 +1,5 @@
-import { defineTask } from './task-definition';
-import { inputSchema, integer } from './input-schema';
+import { defineTask } from '@corepool/core/task';
+import { inputSchema, integer } from '@corepool/core/task';
 
 // Math.sin of large arguments dominates. Both bounds at once keep one request to seconds of one
 // core and a few hundred MB (ADR 0050 has the measurements).

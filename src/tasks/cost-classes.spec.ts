@@ -1,4 +1,4 @@
-import type { TaskDefinition } from './task-definition';
+import type { TaskDefinition } from '@corepool/core/task';
 import {
   compressTask,
   computeTask,

@@ -1,6 +1,6 @@
-import type { TaskContext } from './task-context';
-import { defineTask } from './task-definition';
-import { inputSchema, integer } from './input-schema';
+import type { TaskContext } from '@corepool/core/task';
+import { defineTask } from '@corepool/core/task';
+import { inputSchema, integer } from '@corepool/core/task';
 
 // The product tree and the decimal conversion (which digitCount needs) of MAX_N! take seconds
 // on one core, the same worst case as the other tasks; twice MAX_N, several times that

@@ -1,4 +1,4 @@
-import { validateInput } from '../common/validation';
+import { validateInput } from '@corepool/core/host';
 import { hashInput, hashTask, type HashInput } from './hash.task';
 import * as shared from '../../test/support/task-input';
 import { liveContext } from '../../test/support/task-context';

@@ -1,6 +1,6 @@
 import type * as Crypto from 'node:crypto';
-import { defineTask } from './task-definition';
-import { inputSchema, oneOf } from './input-schema';
+import { defineTask } from '@corepool/core/task';
+import { inputSchema, oneOf } from '@corepool/core/task';
 
 // No bound of its own: hashing is linear and fast, well under a second on one core even at the
 // server body limit, for every algorithm (ADR 0050 has the times).

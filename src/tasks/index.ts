@@ -1,4 +1,4 @@
-import type { TaskDefinition } from './task-definition';
+import type { TaskDefinition } from '@corepool/core/task';
 import { compressTask } from './compress.task';
 import { computeTask } from './compute.task';
 import { factorialTask } from './factorial.task';

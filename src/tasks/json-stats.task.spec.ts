@@ -1,12 +1,12 @@
 import { invalidProperties } from '../../test/support/task-input';
-import { TaskInputError } from './task-input-error';
+import { TaskInputError } from '@corepool/core/task';
 import { jsonStatsInput, jsonStatsTask } from './json-stats.task';
 import { liveContext } from '../../test/support/task-context';
 
-const maxFields = jsonStatsTask.limits.maxFields as number;
-const maxDepth = jsonStatsTask.limits.maxDepth as number;
-const maxContainers = jsonStatsTask.limits.maxObjectsAndArrays as number;
-const maxDistinct = jsonStatsTask.limits.maxDistinctStringsAndKeyOrders as number;
+const maxFields = jsonStatsTask.limits?.maxFields as number;
+const maxDepth = jsonStatsTask.limits?.maxDepth as number;
+const maxContainers = jsonStatsTask.limits?.maxObjectsAndArrays as number;
+const maxDistinct = jsonStatsTask.limits?.maxDistinctStringsAndKeyOrders as number;
 
 function statsOf(json: string) {
   return jsonStatsTask.run({}, bytes(json), liveContext());

@@ -1,6 +1,6 @@
-import { TaskInputError } from './task-input-error';
-import { defineTask } from './task-definition';
-import { inputSchema } from './input-schema';
+import { TaskInputError } from '@corepool/core/task';
+import { defineTask } from '@corepool/core/task';
+import { inputSchema } from '@corepool/core/task';
 
 // The body limit does not bound JSON.parse, whose cost follows what it allocates, and faster
 // than linearly: empty objects, nested arrays, distinct short strings (V8 internalizes them) and

@@ -1,4 +1,4 @@
-import { validateInput } from '../common/validation';
+import { validateInput } from '@corepool/core/host';
 import {
   matrixMultiplyInput,
   matrixMultiplyTask,
@@ -7,8 +7,8 @@ import {
 import { fieldErrors } from '../../test/support/task-input';
 import { liveContext } from '../../test/support/task-context';
 
-const maxDimension = matrixMultiplyTask.limits.maxDimension as number;
-const maxProductEntries = matrixMultiplyTask.limits.maxProductEntries as number;
+const maxDimension = matrixMultiplyTask.limits?.maxDimension as number;
+const maxProductEntries = matrixMultiplyTask.limits?.maxProductEntries as number;
 
 function multiply(plain: Partial<MatrixMultiplyInput>) {
   return matrixMultiplyTask.run({ seed: 1, ...plain }, undefined, liveContext());

@@ -1,6 +1,6 @@
-import type { TaskContext } from './task-context';
-import { defineTask } from './task-definition';
-import { checkedBy, inputSchema, integer, oneOf, type InputRule } from './input-schema';
+import type { TaskContext } from '@corepool/core/task';
+import { defineTask } from '@corepool/core/task';
+import { checkedBy, inputSchema, integer, oneOf, type InputRule } from '@corepool/core/task';
 import { mulberry32 } from './seeded-random';
 
 // Every dimension (rows of a, the shared inner dimension, columns of b, or size) is bounded,

@@ -1,6 +1,6 @@
 import { AppError } from '../common/app-error';
-import { WorkerPoolService } from '../workers/worker-pool.service';
-import { TaskRegistry } from './task-registry';
+import { WorkerPoolService } from '@corepool/nestjs';
+import { poolOptionsFrom } from '../workers/pool-options';
 import { MAX_STREAM_INFLATED_BYTES } from './pdf-inflate-guard';
 import { testConfig } from '../../test/support/test-config';
 import { circularPageTreePdf, inflationBombPdf, invoicePdf } from '../../test/support/pdf-fixtures';
@@ -13,7 +13,7 @@ let pool: WorkerPoolService;
 
 beforeAll(async () => {
   const config = testConfig({ POOL_THREADS: '1' });
-  pool = new WorkerPoolService(config, TaskRegistry.load());
+  pool = new WorkerPoolService(poolOptionsFrom(config));
   await pool.start();
 });
 

@@ -1,8 +1,8 @@
-import { TaskCancelledError, type TaskContext } from './task-context';
-import { TaskInputError } from './task-input-error';
+import { TaskCancelledError, type TaskContext } from '@corepool/core/task';
+import { TaskInputError } from '@corepool/core/task';
 import { checkInflatedSizes } from './pdf-inflate-guard';
-import { defineTask } from './task-definition';
-import { inputSchema, integer } from './input-schema';
+import { defineTask } from '@corepool/core/task';
+import { inputSchema, integer } from '@corepool/core/task';
 
 // Bounds: a PDF's cost grows with its pages and its text, not its bytes (a small file can
 // declare many pages). Text past MAX_TEXT_CHARS is cut (`truncated: true`) so that a result

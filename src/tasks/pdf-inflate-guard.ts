@@ -1,5 +1,5 @@
 import type * as Zlib from 'node:zlib';
-import { TaskInputError } from './task-input-error';
+import { TaskInputError } from '@corepool/core/task';
 
 let zlib: typeof Zlib | undefined;
 /** Loaded on first use, to keep it out of a thread's start. */

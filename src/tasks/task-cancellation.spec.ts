@@ -3,7 +3,7 @@ import { computeTask } from './compute.task';
 import { factorialTask } from './factorial.task';
 import { jsonStatsTask } from './json-stats.task';
 import { matrixMultiplyTask } from './matrix-multiply.task';
-import { TaskCancelledError } from './task-context';
+import { TaskCancelledError } from '@corepool/core/task';
 import { cancelledContext, contextCancelledByAnotherThread } from '../../test/support/task-context';
 
 /**

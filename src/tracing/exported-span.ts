@@ -7,7 +7,7 @@ import {
 } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace';
-import type { ThreadSpanRecord } from '../workers/thread-trace';
+import type { ThreadSpanRecord } from '@corepool/core/host';
 
 /**
  * A finished span as the main thread posts it to the export thread

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { ExportResultCode, setGlobalErrorHandler, type ExportResult } from '@opentelemetry/core';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
-import { lowerThreadPriority } from '../workers/thread-priority';
+import { lowerThreadPriority } from '@corepool/core/host';
 import { readableOf, type ExportedSpan } from './exported-span';
 import { exporterFor, resourceOf, SCOPE, type TracingConfig } from './otlp-export';
 import type { SpanDropReason } from './tracing-api';

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { startOtlpReceiver, type OtlpReceiver } from '../../test/support/otlp-receiver';
 import { testConfig } from '../../test/support/test-config';
 import type { AppConfig } from '../config/app-config';
-import { threadPrioritySupported } from '../workers/thread-priority';
-import type { ThreadSpanRecord } from '../workers/thread-trace';
+import { threadPrioritySupported } from '@corepool/core/host';
+import type { ThreadSpanRecord } from '@corepool/core/host';
 import type { TracingConfig } from './otlp-export';
 import { SpanExportThread } from './span-export-thread';
 

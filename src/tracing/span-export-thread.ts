@@ -3,7 +3,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import { extname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { ThreadSpanRecord } from '../workers/thread-trace';
+import type { ThreadSpanRecord } from '@corepool/core/host';
 import { exportedSpanOf, exportedThreadSpanOf, type ExportedSpan } from './exported-span';
 import type { TracingConfig } from './otlp-export';
 import type {

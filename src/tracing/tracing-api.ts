@@ -1,11 +1,11 @@
 import type { Span } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../common/app-error';
-import type { TaskTrace, TaskTracer } from '../workers/task-tracer';
+import type { TaskTrace, TaskTracer } from '@corepool/core/host';
 import type { ServerRequestFacts } from './http-attributes';
 import type { StoredTraceContext } from './job-trace';
 
-export type { TaskTrace } from '../workers/task-tracer';
+export type { TaskTrace } from '@corepool/core/host';
 export type { ServerRequestFacts } from './http-attributes';
 
 /** A request's server span: opaque outside this folder, so nothing else depends on the SDK. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/app-config';
-import { useTaskTracer } from '../workers/task-tracer';
+import { useTaskTracer } from '@corepool/core/host';
 import type { Tracing } from './tracing-api';
 
 export type {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { TaskContext } from '../../src/tasks/task-context';
-import { createCancelFlag, FlagTaskContext, requestCancel } from '../../src/workers/cancel-flag';
+import type { TaskContext } from '@corepool/core';
+import { createCancelFlag, FlagTaskContext, requestCancel } from '@corepool/core/host';
 
 /** The context a task gets in a thread, here for a task nobody cancels. */
 export function liveContext(): TaskContext {

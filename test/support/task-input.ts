@@ -1,6 +1,6 @@
 import { AppError } from '../../src/common/app-error';
-import { validateInput } from '../../src/common/validation';
-import type { InputSchema } from '../../src/tasks/input-schema';
+import { validateInput } from '@corepool/core/host';
+import type { InputSchema } from '@corepool/core';
 
 /**
  * The messages per field that the service's own validation (`validateInput`,

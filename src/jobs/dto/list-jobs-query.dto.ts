@@ -1,4 +1,4 @@
-import { inputSchema, integer, oneOf, string } from '../../tasks/input-schema';
+import { inputSchema, integer, oneOf, string } from '@corepool/core';
 import { JOB_STATUSES, type JobStatus } from '../job.types';
 
 /** `GET /api/jobs?status=&limit=&cursor=`: newest first, one page at a time. */

@@ -1,4 +1,4 @@
-import { boolean, inputSchema, jsonObject, string } from '../../tasks/input-schema';
+import { boolean, inputSchema, jsonObject, string } from '@corepool/core';
 
 /** `POST /api/jobs` with a JSON body: a JSON task and its input. */
 export interface SubmitJob {

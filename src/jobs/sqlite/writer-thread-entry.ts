@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AppError, Errors } from '../../common/app-error';
-import { ownsWholeBuffer } from '../../workers/transfer';
+import { ownsWholeBuffer } from '@corepool/core/host';
 import { GroupCommit } from './group-commit';
 import { SqliteJobStore, type SqliteStoreOptions } from './sqlite-job-store';
 import { checkStoreFile, processUser } from './store-file-check';

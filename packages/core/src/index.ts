@@ -1,0 +1,69 @@
+/**
+ * @corepool/core: CPU-heavy work on worker threads, admitted by deadline,
+ * shared fairly, cancelled and recycled — with no web framework.
+ *
+ * @packageDocumentation
+ */
+export { createPool, poolSettings, POOL_DEFAULTS, type PoolOptions } from './workers/pool-options';
+export { Pool, type PoolHost } from './workers/pool';
+export type { PoolLogger, PoolSettings } from './workers/pool-settings';
+export {
+  THREAD_REPLACE_CAUSES,
+  type PoolStats,
+  type RunOptions,
+  type TaskResult,
+  type TaskSettled,
+  type TaskRef,
+  type TaskStopKind,
+  type TaskTimes,
+  type ThreadCounts,
+  type ThreadReplaceCause,
+} from './workers/pool.types';
+export type { TaskOutcome } from './workers/task-failure';
+export type { TaskCaller } from './workers/scheduler-ticket';
+export type { TaskProgress } from './workers/task-progress';
+export { Cancellation, onCancel, type CancelSignal } from './workers/cancellation';
+export { maxQueueForMemory, MIN_WAITING_PER_THREAD } from './workers/queue-bound';
+
+export {
+  CorepoolError,
+  Errors,
+  type ErrorFacts,
+  type FieldError,
+  type SaturationReason,
+} from './common/app-error';
+export { ErrorCode } from './common/error-codes';
+
+export {
+  defineTask,
+  type BinaryTaskOptions,
+  type BodyCap,
+  type TaskDefinition,
+} from './tasks/task-definition';
+export {
+  boolean,
+  checkedBy,
+  defaultsOf,
+  inputSchema,
+  integer,
+  jsonObject,
+  oneOf,
+  string,
+  type InputRule,
+  type InputSchema,
+  type JsonSchema,
+  type PropertyOptions,
+  type PropertyRules,
+} from './tasks/input-schema';
+export {
+  TaskCancelledError,
+  type SpanAttributes,
+  type TaskContext,
+  type TaskSpan,
+} from './tasks/task-context';
+export { TaskInputError, type TaskInputCode } from './tasks/task-input-error';
+export { TaskRegistry, loadTaskModule, type TaskModule } from './tasks/task-registry';
+
+export { JOBS_CLIENT_KEY, SHARED_CLIENT_KEY } from './scheduler/client-keys';
+export { REFUSAL_REASONS, type RefusalReason } from './scheduler/refusal';
+export type { SchedulerState } from './scheduler/scheduler-types';

@@ -1,0 +1,41 @@
+import type { ComputeModuleOptions } from '@corepool/nestjs';
+import type { AppConfig } from '../config/app-config';
+import { builtInTasks } from '../tasks';
+import { serviceThreadFile } from './thread-file';
+
+/**
+ * The engine's options from the service's configuration: every value the
+ * environment sets (docs/configuration.md names each variable), the built-in
+ * tasks, and the threads' bundled entry (`thread-file.ts`).
+ */
+export function poolOptionsFrom(config: AppConfig): ComputeModuleOptions {
+  const { pool, scheduler, readiness } = config;
+  return {
+    tasks: pool.taskModules,
+    preloadedTasks: builtInTasks,
+    threadFile: serviceThreadFile(),
+    threads: pool.threads,
+    maxQueue: pool.maxQueue,
+    taskTimeoutMs: pool.taskTimeoutMs,
+    maxOldGenerationMb: pool.maxOldGenerationMb,
+    maxTasksPerThread: pool.maxTasksPerThread,
+    recycleHeapMb: pool.recycleHeapMb,
+    maxMemoryMb: pool.maxMemoryMb,
+    cancelGraceMs: pool.cancelGraceMs,
+    niceIncrement: pool.niceIncrement,
+    closeTimeoutMs: config.shutdown.timeoutMs,
+    scheduler: {
+      targetDelayMs: scheduler.targetDelayMs,
+      intervalMs: scheduler.intervalMs,
+      costPriorMs: scheduler.costPriorMs,
+      jobsMaxThreads: scheduler.jobsMaxThreads,
+      batchMaxTasks: scheduler.batchMaxTasks,
+      batchMaxMs: scheduler.batchMaxMs,
+    },
+    health: {
+      progressTimeoutMs: readiness.progressTimeoutMs,
+      queueHighWater: readiness.queueHighWater,
+    },
+    metrics: false,
+  };
+}
