@@ -2,7 +2,7 @@
 // The task module the pool's threads load. It imports nothing but the core:
 // a thread starts in milliseconds, without Fastify.
 const { createHash } = require('node:crypto');
-const { defineTask, inputSchema, integer, string } = require('@corepool/core');
+const { defineTask, inputSchema, integer, string } = require('@corepool/core/task');
 
 /** SHA-256 applied `rounds` times over its own digest: pure CPU, its cost grows with `rounds`. */
 const hashChain = defineTask({

@@ -47,7 +47,7 @@ const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) 
 /** Builds and packs every workspace package; returns each package's tarball by name. */
 function packPackages(into: string): Map<string, string> {
   log('building the packages');
-  run('npm', ['run', 'build', '--workspaces', '--if-present'], ROOT);
+  run('npm', ['run', 'build:packages'], ROOT);
   log('npm pack');
   mkdirSync(into, { recursive: true });
   const result = spawnSync(

@@ -2,7 +2,7 @@
 // (src/tasks/hash-chain.task.ts → dist/tasks/hash-chain.task.js). It imports
 // nothing from Nest: a thread starts in milliseconds, without the framework.
 import { createHash } from 'node:crypto';
-import { defineTask, inputSchema, integer, string } from '@corepool/core';
+import { defineTask, inputSchema, integer, string } from '@corepool/core/task';
 
 export interface HashChainInput {
   readonly rounds: number;
