@@ -10,6 +10,8 @@ export default tseslint.config(
       'coverage/',
       'node_modules/',
       'bench/results/',
+      // Apps of their own: each is built by its own tsc (`npm run test:examples`).
+      'examples/',
       '**/*.js',
       '**/*.mjs',
       // Typed by what the test generates from a running service (test/openapi-client.e2e-spec.ts).

@@ -24,6 +24,10 @@ const moduleNameMapper = {
   '^@corepool/nestjs$': '<rootDir>/packages/nestjs/src/index.ts',
 };
 
+// The examples are apps of their own, tested with their own jest against the packed packages
+// (`npm run test:examples`): the root's jest neither runs them nor reads their node_modules.
+const modulePathIgnorePatterns = ['<rootDir>/examples/'];
+
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
@@ -41,6 +45,7 @@ module.exports = {
       ],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },
@@ -51,6 +56,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
       moduleNameMapper,
+      modulePathIgnorePatterns,
       transformIgnorePatterns,
       setupFiles: ['reflect-metadata'],
     },

@@ -1,6 +1,8 @@
-// Prints jest's JSON results (one file per jest run: the suite, then the other
-// Node.js line's smoke test) as the one line CI reads: "N passed, N failed".
-// A suite that failed to load counts as a failure, so a broken file cannot hide.
+// Prints jest's JSON results (one file per jest run: the suite, the other
+// Node.js line's smoke test, then each example's own tests against the packed
+// packages) as the one line CI reads: "N passed, N failed". A suite that
+// failed to load counts as a failure, and so does a missing results file (an
+// example that failed to install or build), so a broken file cannot hide.
 'use strict';
 const { readFileSync } = require('node:fs');
 

@@ -3,6 +3,7 @@
 // POST /tasks/:name runs a task, GET /ready says whether the pool can serve.
 const Fastify = require('fastify');
 const { createPool, CorepoolError } = require('@corepool/core');
+const { validateInput } = require('@corepool/core/host');
 
 /** The core's error codes as HTTP statuses; anything else is a 500. */
 const STATUS = {
@@ -28,8 +29,13 @@ function buildServer({ threads = 2, logger = true } = {}) {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) clientGone.abort();
     });
+    // run() takes the input as given: the task's schema checks it here
+    // (400 VALIDATION_FAILED) and fills in its defaults.
+    const { name } = request.params;
+    const task = pool.tasks.get(name);
+    const input = task === undefined ? {} : validateInput(task.input, request.body);
     const deadlineMs = Number(request.headers[DEADLINE_HEADER]) || undefined;
-    const { value, waitMs, runMs } = await pool.run(request.params.name, request.body ?? {}, {
+    const { value, waitMs, runMs } = await pool.run(name, input, {
       deadlineMs,
       signal: clientGone.signal,
     });
@@ -68,7 +74,10 @@ function buildServer({ threads = 2, logger = true } = {}) {
 
 async function main() {
   const { app } = buildServer();
-  await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' });
+  await app.listen({
+    port: Number(process.env.PORT ?? 3000),
+    host: process.env.HOST ?? '127.0.0.1',
+  });
   process.once('SIGTERM', () => {
     app.close().then(
       () => process.exit(0),

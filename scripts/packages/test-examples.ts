@@ -16,7 +16,16 @@
  * them with the root's (`.ci/run`, `.ci/summarize.js`).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 
@@ -38,7 +47,9 @@ function log(line: string): void {
 function run(command: string, args: readonly string[], cwd: string): void {
   const result = spawnSync(command, args, { cwd, stdio: 'inherit' });
   if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited with ${result.status ?? result.signal}`);
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) exited with ${result.status ?? result.signal}`,
+    );
   }
 }
 
@@ -50,13 +61,17 @@ function packPackages(into: string): Map<string, string> {
   run('npm', ['run', 'build:packages'], ROOT);
   log('npm pack');
   mkdirSync(into, { recursive: true });
-  const result = spawnSync(
-    'npm',
-    ['pack', '--workspaces', '--json', '--pack-destination', into],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' },
-  );
+  const result = spawnSync('npm', ['pack', '--workspaces', '--json', '--pack-destination', into], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`npm pack exited with ${result.status}`);
-  const packed = JSON.parse(result.stdout) as Array<{ name: string; filename: string; files: unknown[] }>;
+  const packed = JSON.parse(result.stdout) as Array<{
+    name: string;
+    filename: string;
+    files: unknown[];
+  }>;
   const tarballs = new Map<string, string>();
   for (const { name, filename, files } of packed) {
     process.stdout.write(`${name}: ${filename}, ${files.length} files\n`);
@@ -77,7 +92,8 @@ function copyExample(name: string, into: string, tarballs: ReadonlyMap<string, s
   for (const dependencies of [manifest.dependencies, manifest.devDependencies]) {
     for (const dependency of Object.keys(dependencies ?? {})) {
       const tarball = tarballs.get(dependency);
-      if (tarball !== undefined && dependencies !== undefined) dependencies[dependency] = `file:${tarball}`;
+      if (tarball !== undefined && dependencies !== undefined)
+        dependencies[dependency] = `file:${tarball}`;
     }
   }
   writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -111,7 +127,9 @@ function main(): void {
   const keep = args.includes('--keep');
   const wanted = args.filter((arg) => !arg.startsWith('--'));
   const examples = readdirSync(EXAMPLES).filter(
-    (name) => existsSync(join(EXAMPLES, name, 'package.json')) && (wanted.length === 0 || wanted.includes(name)),
+    (name) =>
+      existsSync(join(EXAMPLES, name, 'package.json')) &&
+      (wanted.length === 0 || wanted.includes(name)),
   );
   const resultsDir = process.env.COREPOOL_EXAMPLES_RESULTS;
   if (resultsDir !== undefined) mkdirSync(resultsDir, { recursive: true });
@@ -127,7 +145,11 @@ function main(): void {
     if (keep) log(`kept ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }
-  log(failed.length === 0 ? `examples passed: ${examples.join(', ')}` : `examples failed: ${failed.join(', ')}`);
+  log(
+    failed.length === 0
+      ? `examples passed: ${examples.join(', ')}`
+      : `examples failed: ${failed.join(', ')}`,
+  );
   process.exitCode = failed.length === 0 ? 0 : 1;
 }
 

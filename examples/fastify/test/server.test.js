@@ -23,7 +23,7 @@ const post = (url, task, body, headers = {}, signal) =>
   });
 
 async function until(condition, what) {
-  for (const started = Date.now(); Date.now() - started < 20_000; ) {
+  for (const started = Date.now(); Date.now() - started < 20_000;) {
     if (await condition()) return;
     await new Promise((done) => setTimeout(done, 20));
   }

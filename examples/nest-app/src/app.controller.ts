@@ -1,7 +1,8 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
 import { WorkerPoolService } from '@corepool/nestjs';
+import { validateInput } from '@corepool/core/host';
 import type { Response } from 'express';
-import type { HashChainInput } from './tasks/hash-chain.task';
+import { hashChain } from './tasks/hash-chain.task';
 
 @Controller()
 export class AppController {
@@ -14,7 +15,7 @@ export class AppController {
   @Post('hash')
   @HttpCode(200)
   async hash(
-    @Body() input: HashChainInput,
+    @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
     @Headers('x-request-timeout-ms') deadline?: string,
   ): Promise<unknown> {
@@ -24,7 +25,10 @@ export class AppController {
     response.once('close', () => {
       if (!response.writableFinished) clientGone.abort();
     });
-    const { value } = await this.pool.run('hash-chain', input, {
+    // run() takes the input as given: the task's schema checks it here
+    // (400 VALIDATION_FAILED) and fills in its defaults.
+    const input = validateInput(hashChain.input, body);
+    const { value } = await this.pool.run(hashChain.name, input, {
       deadlineMs: Number(deadline) || undefined,
       signal: clientGone.signal,
     });

@@ -15,7 +15,10 @@ const TASKS = join(__dirname, '..', 'dist', 'tasks', 'hash-chain.task.js');
 
 @Module({
   imports: [
-    ComputeModule.forRoot({ tasks: [TASKS], threads: Number(process.env.POOL_THREADS ?? 2) }),
+    ComputeModule.forRoot({
+      tasks: [TASKS],
+      threads: Number(process.env.POOL_THREADS ?? 2),
+    }),
     TerminusModule,
     // Serves GET /metrics from prom-client's default registry, where the pool's metrics are.
     PrometheusModule.register(),

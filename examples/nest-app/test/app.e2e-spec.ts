@@ -10,7 +10,7 @@ import { AppModule } from './../src/app.module';
 const ENDLESS = { rounds: 50_000_000 };
 
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (const started = Date.now(); Date.now() - started < 20_000; ) {
+  for (const started = Date.now(); Date.now() - started < 20_000;) {
     if (condition()) return;
     await new Promise((done) => setTimeout(done, 20));
   }
@@ -39,7 +39,8 @@ describe('AppController (e2e)', () => {
 
   it('POST /hash runs the task on a thread', async () => {
     let digest = Buffer.from('abc');
-    for (let i = 0; i < 3; i++) digest = createHash('sha256').update(digest).digest();
+    for (let i = 0; i < 3; i++)
+      digest = createHash('sha256').update(digest).digest();
     await request(url)
       .post('/hash')
       .send({ rounds: 3, seed: 'abc' })
@@ -48,18 +49,25 @@ describe('AppController (e2e)', () => {
   });
 
   it('answers 400 for an input the task refuses', async () => {
-    const response = await request(url).post('/hash').send({ rounds: 0 }).expect(400);
+    const response = await request(url)
+      .post('/hash')
+      .send({ rounds: 0 })
+      .expect(400);
     expect(response.body.code).toBe('VALIDATION_FAILED');
   });
 
   it('GET /health/ready reports the pool up', async () => {
     const response = await request(url).get('/health/ready').expect(200);
-    expect(response.body).toMatchObject({ status: 'ok', info: { pool: { status: 'up', threads: 2 } } });
+    expect(response.body).toMatchObject({
+      status: 'ok',
+      info: { pool: { status: 'up', saturated: false } },
+    });
   });
 
   it("GET /metrics serves the pool's metrics", async () => {
     const response = await request(url).get('/metrics').expect(200);
-    expect(response.text).toMatch(/^compute_pool_\w+/m);
+    expect(response.text).toMatch(/^compute_pool_threads 2$/m);
+    expect(response.text).toMatch(/^compute_pool_utilization /m);
   });
 
   it('answers 504 at the deadline and keeps the thread', async () => {
@@ -95,7 +103,15 @@ describe('AppController (e2e)', () => {
       () => pool.stats().tasksStopped.cooperative === stoppedBefore + 1,
       'the task to be cancelled',
     );
-    expect(pool.stats()).toMatchObject({ running: 0, threads: 2, threadRestarts: 0 });
+    expect(pool.stats()).toMatchObject({
+      running: 0,
+      threads: 2,
+      threadRestarts: 0,
+    });
+    const metrics = await request(url).get('/metrics').expect(200);
+    expect(metrics.text).toMatch(
+      /^compute_tasks_total\{task="hash-chain",outcome="cancelled"\} 1$/m,
+    );
   });
 
   // Last: the runs it measures would make the scheduler refuse a shorter deadline above.
@@ -118,5 +134,9 @@ describe('AppController (e2e)', () => {
     expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(response.body.code).toBe('POOL_SATURATED');
     expect(pool.stats().completed).toBe(completedBefore);
+    const metrics = await request(url).get('/metrics').expect(200);
+    expect(metrics.text).toMatch(
+      /^compute_scheduler_refusals_total\{reason="too-long"\} 1$/m,
+    );
   });
 });
