@@ -64,6 +64,16 @@ export function startBaseline(
   });
 }
 
+/** Any Node.js program (`args`), e.g. an example app and its peer; ready once `/health/live` answers. */
+export function startProgram(
+  label: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<Server> {
+  return start({ label, args, env, cwd });
+}
+
 async function start(
   options: Pick<LaunchOptions, 'label' | 'args' | 'env' | 'readyLines' | 'cwd'>,
 ): Promise<Server> {

@@ -44,7 +44,7 @@ function log(line: string): void {
 }
 
 /** Runs a command, its output passed through; throws when it fails. */
-function run(command: string, args: readonly string[], cwd: string): void {
+export function run(command: string, args: readonly string[], cwd: string): void {
   const result = spawnSync(command, args, { cwd, stdio: 'inherit' });
   if (result.status !== 0) {
     throw new Error(
@@ -56,7 +56,7 @@ function run(command: string, args: readonly string[], cwd: string): void {
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
 /** Builds and packs every workspace package; returns each package's tarball by name. */
-function packPackages(into: string): Map<string, string> {
+export function packPackages(into: string): Map<string, string> {
   log('building the packages');
   run('npm', ['run', 'build:packages'], ROOT);
   log('npm pack');
@@ -81,7 +81,11 @@ function packPackages(into: string): Map<string, string> {
 }
 
 /** The example's own copy, its workspace dependencies pointing at the tarballs. */
-function copyExample(name: string, into: string, tarballs: ReadonlyMap<string, string>): string {
+export function copyExample(
+  name: string,
+  into: string,
+  tarballs: ReadonlyMap<string, string>,
+): string {
   const dir = join(into, name);
   cpSync(join(EXAMPLES, name), dir, {
     recursive: true,
@@ -153,4 +157,4 @@ function main(): void {
   process.exitCode = failed.length === 0 ? 0 : 1;
 }
 
-main();
+if (require.main === module) main();
