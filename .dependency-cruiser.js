@@ -1,5 +1,5 @@
-// `npm run check:cycles`: any import cycle in src/ fails the check, and so does an import
-// across the layers below. Type-only imports count too (`tsPreCompilationDeps`): a cycle
+// `npm run check:cycles`: any import cycle in src/ or packages/ fails the check, and so does an
+// import across the layers below or across the package boundary (PACKAGE_RULES). Type-only imports count too (`tsPreCompilationDeps`): a cycle
 // or a layer crossed through types is still a knot in the design. docs/architecture.md's
 // table of layers is generated from LAYERS (`npm run docs:layers`; a test compares them).
 
@@ -14,35 +14,61 @@ const LAYERS = {
   cluster: ['auth', 'config', 'jobs', 'lifecycle', 'metrics'],
   // edge: routes, probes, metrics, logs, drain
   compute: ['auth', 'common', 'config', 'http', 'tasks', 'workers'],
-  health: [
-    'auth',
-    'common',
-    'config',
-    'http',
-    'jobs',
-    'lifecycle',
-    'metrics',
-    'scheduler',
-    'workers',
-  ],
-  metrics: ['auth', 'common', 'config', 'http', 'scheduler', 'tasks', 'tracing', 'workers'],
+  health: ['auth', 'common', 'config', 'http', 'jobs', 'lifecycle', 'metrics', 'workers'],
+  metrics: ['auth', 'common', 'config', 'http', 'tasks', 'tracing', 'workers'],
   logging: ['auth', 'config', 'http', 'tracing'],
   lifecycle: ['cluster', 'common', 'config', 'workers'],
   // edge kit
   http: ['auth', 'common', 'tasks', 'tracing'],
-  // core
+  // jobs, and the service's side of the engine (the engine itself is @corepool/core)
   jobs: ['auth', 'common', 'config', 'http', 'lifecycle', 'metrics', 'tasks', 'tracing', 'workers'],
-  // observes the pool as metrics/ does: reads the threads' span records and priority
-  tracing: ['common', 'config', 'workers'],
-  workers: ['auth', 'common', 'config', 'scheduler', 'tasks'],
-  scheduler: ['auth', 'common'],
+  // observes the pool as metrics/ does: reads the threads' span records (@corepool/core/host)
+  tracing: ['common', 'config'],
+  // the engine's module with the service's configuration, tasks and thread bundle
+  workers: ['config', 'tasks'],
   // leaves
   auth: ['common', 'config'],
   config: [],
-  common: ['tasks'],
+  common: [],
   tasks: [],
   runtime: [],
 };
+
+/**
+ * The package boundary: the engine (packages/core) knows no framework and nothing of the
+ * packages or the service above it; the Nest module (packages/nestjs) knows the engine
+ * only by its package name; the service uses both by name, never by a path into them.
+ */
+const PACKAGE_RULES = [
+  {
+    name: 'core-no-framework',
+    severity: 'error',
+    comment: '@corepool/core imports no web framework, no Prometheus client, no OpenTelemetry',
+    from: { path: '^packages/core/src/', pathNot: '[.]spec[.]ts$' },
+    to: { path: 'node_modules/(@nestjs|fastify|@fastify|express|prom-client|@opentelemetry)/' },
+  },
+  {
+    name: 'core-stands-alone',
+    severity: 'error',
+    comment: '@corepool/core imports nothing of the Nest module or the service',
+    from: { path: '^packages/core/src/', pathNot: '[.]spec[.]ts$' },
+    to: { path: '^(src|packages/nestjs)/' },
+  },
+  {
+    name: 'nestjs-above-core',
+    severity: 'error',
+    comment: '@corepool/nestjs imports nothing of the service',
+    from: { path: '^packages/nestjs/src/', pathNot: '[.]spec[.]ts$' },
+    to: { path: '^src/' },
+  },
+  {
+    name: 'packages-by-name',
+    severity: 'error',
+    comment: 'the service imports the packages by name (their exports), never a path into them',
+    from: { path: '^src/' },
+    to: { path: '^packages/[^/]+/src/' },
+  },
+];
 
 /**
  * Imports LAYERS forbids that the code still has, by folder: each is left out of its
@@ -91,6 +117,7 @@ module.exports = {
       to: { circular: true },
     },
     ...Object.entries(LAYERS).flatMap(layerRules),
+    ...PACKAGE_RULES,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -14,6 +14,7 @@ export default tseslint.config(
       'examples/',
       '**/*.js',
       '**/*.mjs',
+      '**/*.cjs',
       // Typed by what the test generates from a running service (test/openapi-client.e2e-spec.ts).
       'test/fixtures/openapi-client/',
     ],

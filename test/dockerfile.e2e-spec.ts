@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { EnvironmentVariables } from '../src/config/environment-variables';
@@ -16,6 +16,8 @@ const ROOT = resolve(__dirname, '..');
 const run = promisify(execFile);
 const instructions = parseDockerfile(join(ROOT, 'Dockerfile'));
 const runtimeStage = instructions.filter((i) => i.stage === 'runtime');
+/** The workspaces' manifests the build and deps stages copy before `npm ci`. */
+const PACKAGE_MANIFESTS = ['packages/core/package.json', 'packages/nestjs/package.json'];
 const only = (list: Instruction[], keyword: string) => list.filter((i) => i.keyword === keyword);
 /** The exec-form arguments of the runtime's HEALTHCHECK. */
 const healthcheckCommand = (): string[] => {
@@ -69,13 +71,20 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
     }
   });
 
-  it('ships only dist/, production dependencies and package.json', () => {
+  it("ships only dist/, the packages' manifests and dist/, production dependencies and package.json", () => {
     const copies = only(runtimeStage, 'COPY').map((i) => copySources(i.args));
     expect(copies).toEqual([
       { from: undefined, sources: ['package.json'] },
       { from: 'deps', sources: ['/app/node_modules'] },
       { from: 'build', sources: ['/app/dist'] },
+      { from: 'build', sources: ['/ship/packages'] },
     ]);
+    const shipped = instructions.filter((i) => i.stage === 'build' && i.keyword === 'RUN');
+    expect(
+      shipped.some((i) =>
+        /cp -r packages\/\$package\/package.json packages\/\$package\/dist/.test(i.args),
+      ),
+    ).toBe(true);
     const deps = instructions.filter((i) => i.stage === 'deps' && i.keyword === 'RUN');
     expect(deps.some((i) => /npm ci --omit=dev/.test(i.args))).toBe(true);
   });
@@ -126,7 +135,7 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'corepool-runtime-'));
-      for (const file of ['package.json', 'package-lock.json']) {
+      for (const file of ['package.json', 'package-lock.json', ...PACKAGE_MANIFESTS]) {
         cpSync(join(ROOT, file), join(dir, file));
       }
       await run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
@@ -148,6 +157,11 @@ describe('Dockerfile (checked against the code; no Docker engine needed)', () =>
         rmSync(join(dir, path!), { recursive: true, force: true });
       }
       cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+      // The build stage's /ship/packages: each package's manifest and dist/, no sources.
+      for (const manifest of PACKAGE_MANIFESTS) {
+        const folder = dirname(manifest);
+        cpSync(join(ROOT, folder, 'dist'), join(dir, folder, 'dist'), { recursive: true });
+      }
     });
 
     afterAll(async () => {

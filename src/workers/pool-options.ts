@@ -14,6 +14,8 @@ export function poolOptionsFrom(config: AppConfig): ComputeModuleOptions {
     tasks: pool.taskModules,
     preloadedTasks: builtInTasks,
     threadFile: serviceThreadFile(),
+    // The edge checks every input before it asks for a run (task routes, job submissions).
+    validateInput: false,
     threads: pool.threads,
     maxQueue: pool.maxQueue,
     taskTimeoutMs: pool.taskTimeoutMs,

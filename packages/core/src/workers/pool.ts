@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Piscina } from 'piscina';
 import { CorepoolError, Errors } from '../common/app-error';
 import { IdleWaiter } from '../common/idle-waiter';
+import { validateInput } from '../common/validation';
 import type { TaskDefinition } from '../tasks/task-definition';
 import type { TaskRegistry } from '../tasks/task-registry';
 import type { PoolLogger, PoolSettings } from './pool-settings';
@@ -54,6 +55,11 @@ export interface PoolHost {
   readonly threadFile?: string;
   /** Tasks the host imported itself, known beside the modules' (its `threadFile` preloads the same). */
   readonly preloadedTasks?: readonly TaskDefinition[];
+  /**
+   * `run` checks each input against its task's schema on the calling thread, defaults applied.
+   * Default true; false for a host that checks every input at its edge already (the service).
+   */
+  readonly validateInput?: boolean;
 }
 
 const SILENT: PoolLogger = { log: () => {}, warn: () => {}, error: () => {} };
@@ -71,6 +77,7 @@ const SILENT: PoolLogger = { log: () => {}, warn: () => {}, error: () => {} };
  */
 export class Pool {
   private readonly logger: PoolLogger;
+  private readonly validates: boolean;
   private readonly events = new EventEmitter();
   /** The progress reports of every followed task, from every thread. */
   private readonly progress = new ProgressRouter();
@@ -97,6 +104,7 @@ export class Pool {
     host: PoolHost = {},
   ) {
     this.logger = host.logger ?? SILENT;
+    this.validates = host.validateInput ?? true;
     this.threads = new PoolThreads({
       config,
       logger: this.logger,
@@ -157,6 +165,7 @@ export class Pool {
     if (!this.warm) await this.start();
     const definition = this.registry.get(name);
     if (definition === undefined) throw Errors.taskNotFound(name);
+    if (this.validates) input = validateInput(definition.input, input);
     const size = definition.size?.(input, options.body) ?? 1;
     const trace =
       options.trace === undefined
