@@ -29,9 +29,9 @@ const PLAN = quick
   ? { rounds: 2, warmSeconds: 1, roundSeconds: 1, heavySeconds: 3, probeSeconds: 2 }
   : { rounds: 5, warmSeconds: 5, roundSeconds: 3, heavySeconds: 10, probeSeconds: 10 };
 const CORES = Math.min(2, availableParallelism());
-const TINY = { rounds: 1 };
+const TINY = { rounds: 1, seed: 'corepool' };
 /** About 50 ms of SHA-256 rounds on one core. */
-const HEAVY = { rounds: 15_000 };
+const HEAVY = { rounds: 15_000, seed: 'corepool' };
 const TINY_CONNECTIONS = 16;
 const HEAVY_CONNECTIONS = 2 * CORES;
 const PROBE_RATE = 50;

@@ -10,13 +10,13 @@ const hashChain = defineTask({
   description: 'SHA-256 applied `rounds` times to a seed',
   input: inputSchema('HashChainInput', {
     rounds: integer({ minimum: 1, maximum: 100_000_000 }),
-    seed: string({ maxLength: 1024 }, { optional: true }),
+    seed: string({ maxLength: 1024 }, { default: 'corepool' }),
   }),
   limits: { rounds: 100_000_000 },
   // The scheduler learns the time per round, so a request 40 × larger is
   // expected to take 40 × longer and is refused if its deadline cannot hold it.
   size: ({ rounds }) => rounds,
-  run({ rounds, seed = 'corepool' }, _body, context) {
+  run({ rounds, seed }, _body, context) {
     let digest = Buffer.from(seed);
     for (let round = 0; round < rounds; round++) {
       // A cheap check every ~1 ms of work: a cancelled task (client gone,

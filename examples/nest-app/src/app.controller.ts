@@ -1,21 +1,21 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
 import { WorkerPoolService } from '@corepool/nestjs';
-import { validateInput } from '@corepool/core/host';
 import type { Response } from 'express';
-import { hashChain } from './tasks/hash-chain.task';
+import type { HashChainInput } from './tasks/hash-chain.task';
 
 @Controller()
 export class AppController {
   constructor(private readonly pool: WorkerPoolService) {}
 
   /**
-   * Runs the task on a pool thread. Its failures need no handling here: the
-   * module's exception filter answers 400, 404, 503 with Retry-After, 504.
+   * Runs the task on a pool thread; `run()` checks the input against the
+   * task's schema. Failures need no handling here: the module's exception
+   * filter answers 400, 404, 503 with Retry-After, 504.
    */
   @Post('hash')
   @HttpCode(200)
   async hash(
-    @Body() body: unknown,
+    @Body() input: HashChainInput,
     @Res({ passthrough: true }) response: Response,
     @Headers('x-request-timeout-ms') deadline?: string,
   ): Promise<unknown> {
@@ -25,10 +25,7 @@ export class AppController {
     response.once('close', () => {
       if (!response.writableFinished) clientGone.abort();
     });
-    // run() takes the input as given: the task's schema checks it here
-    // (400 VALIDATION_FAILED) and fills in its defaults.
-    const input = validateInput(hashChain.input, body);
-    const { value } = await this.pool.run(hashChain.name, input, {
+    const { value } = await this.pool.run('hash-chain', input, {
       deadlineMs: Number(deadline) || undefined,
       signal: clientGone.signal,
     });
