@@ -10,6 +10,9 @@ export default tseslint.config(
       'coverage/',
       'node_modules/',
       'bench/results/',
+      // TypeDoc's output and API Extractor's scratch folder.
+      'dist-docs/',
+      'packages/*/temp/',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',
