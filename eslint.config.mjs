@@ -12,6 +12,9 @@ export default tseslint.config(
       'bench/results/',
       // Apps of their own: each is built by its own tsc (`npm run test:examples`).
       'examples/',
+      // TypeDoc's output and API Extractor's scratch folder.
+      'dist-docs/',
+      'packages/*/temp/',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',

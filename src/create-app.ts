@@ -94,7 +94,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new ProblemDetailsFilter());
   // No global ValidationPipe: every input is checked by its compiled schema
-  // (src/common/validation.ts), in time linear in its size.
+  // (packages/core/src/common/validation.ts), in time linear in its size.
 
   const fastify = app.getHttpAdapter().getInstance();
   const registry = app.get(TaskRegistry);

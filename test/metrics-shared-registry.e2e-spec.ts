@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { waitUntil } from './support/poll';
 import { BUILT_MAIN, launchProcess } from './support/service-process';
 
 jest.setTimeout(120_000);
@@ -24,8 +25,15 @@ describe('/metrics and the metrics registered through the Nest module', () => {
       timeoutMs: 90_000,
     });
     try {
-      const metrics = await (await fetch(`${service.url}/metrics`)).text();
-      expect(metrics).toMatch(new RegExp(`^test_nest_module_counter_total ${count}$`, 'm'));
+      const counter = new RegExp(`^test_nest_module_counter_total ${count}$`, 'm');
+      let metrics = '';
+      // Ready means one process answers; the scrape sums those that have started, so the
+      // second one's count arrives once it has (a sum that stays short times out here).
+      await waitUntil(`${count} processes in the scrape`, async () => {
+        metrics = await (await fetch(`${service.url}/metrics`)).text();
+        return counter.test(metrics);
+      });
+      expect(metrics).toMatch(counter);
       // corepool's own metrics, from the same registry.
       expect(metrics).toMatch(/^# TYPE compute_tasks_total counter$/m);
     } finally {

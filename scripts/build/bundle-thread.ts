@@ -2,7 +2,7 @@
  * Bundles the thread entry (src/workers/thread-entry.ts, the task files it
  * imports and the engine's thread code from packages/core/src) into one file, dist/workers/thread-bundle.js, which the pool's
  * threads load instead of dist/workers/thread-entry.js
- * (src/workers/piscina-options.ts). One file to find, read and compile instead
+ * (src/workers/thread-file.ts). One file to find, read and compile instead
  * of ~20 cut a thread's start by ~3 ms of CPU, and with the compile cache by
  * ~10 ms (ADR 0019).
  *

@@ -1,11 +1,13 @@
 /**
- * @corepool/core/host: the engine's parts a host builds on beyond running
+ * `@corepool/core/host`: the engine's parts a host builds on beyond running
  * tasks — the corepool service and the Nest module use them: validation on the
  * calling thread, the task tracer's hook, the thread entry's handlers and the
  * span records threads send back. Less stable than the main entry: a minor
- * version may change them (the API report marks them `@internal`).
+ * version may change them (their API report, etc/core-host.api.md, lists them
+ * apart from the main entry's).
  *
  * @packageDocumentation
+ * @module \@corepool/core/host
  */
 export * from './index';
 export { compileInput, validateInput, MAX_REPORTED_ERRORS } from './common/validation';
@@ -35,6 +37,7 @@ export * from './workers/cancel-flag';
 export { PROGRESS_INTERVAL_MS } from './workers/task-progress';
 export { refusal, type RefusalEstimate } from './scheduler/refusal';
 export { TaskScheduler } from './scheduler/task-scheduler';
+export type { Abortable, CancelFollower } from './scheduler/waiting';
 export type {
   BatchOptions,
   BatchSink,

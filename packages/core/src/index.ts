@@ -1,8 +1,9 @@
 /**
- * @corepool/core: CPU-heavy work on worker threads, admitted by deadline,
+ * `@corepool/core`: CPU-heavy work on worker threads, admitted by deadline,
  * shared fairly, cancelled and recycled — with no web framework.
  *
  * @packageDocumentation
+ * @module \@corepool/core
  */
 export { createPool, poolSettings, POOL_DEFAULTS, type PoolOptions } from './workers/pool-options';
 export { Pool, type PoolHost } from './workers/pool';
@@ -22,6 +23,9 @@ export {
 export type { TaskOutcome } from './workers/task-failure';
 export type { TaskCaller } from './workers/scheduler-ticket';
 export type { TaskProgress } from './workers/task-progress';
+// Parts of PoolStats and ThreadReplaceCause above, so that code reading the stats can name them.
+export type { Percentiles } from './workers/rolling-percentiles';
+export type { RecycleCause } from './workers/thread-recycler';
 export { Cancellation, onCancel, type CancelSignal } from './workers/cancellation';
 export { maxQueueForMemory, MIN_WAITING_PER_THREAD } from './workers/queue-bound';
 
@@ -67,3 +71,4 @@ export { TaskRegistry, loadTaskModule, type TaskModule } from './tasks/task-regi
 export { JOBS_CLIENT_KEY, SHARED_CLIENT_KEY } from './scheduler/client-keys';
 export { REFUSAL_REASONS, type RefusalReason } from './scheduler/refusal';
 export type { SchedulerState } from './scheduler/scheduler-types';
+export type { KeyDepth, ServeOrder } from './scheduler/fair-queue';

@@ -1,9 +1,10 @@
 /**
- * @corepool/core/task: what a task module imports — the task contract and
+ * `@corepool/core/task`: what a task module imports — the task contract and
  * nothing of the pool, so a thread that loads the module loads no more than
  * it runs. (`@corepool/core` exports the same names, with the pool.)
  *
  * @packageDocumentation
+ * @module \@corepool/core/task
  */
 export {
   defineTask,

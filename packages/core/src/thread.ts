@@ -1,5 +1,5 @@
 /**
- * @corepool/core/thread: what a host's own thread entry is made of. The
+ * `@corepool/core/thread`: what a host's own thread entry is made of. The
  * entry imports its tasks and exports what `threadHandlers` returns:
  *
  * ```ts
@@ -13,5 +13,6 @@
  * It imports nothing else of the pool, so a thread loads only what it runs.
  *
  * @packageDocumentation
+ * @module \@corepool/core/thread
  */
 export { threadHandlers, type ThreadHandlers } from './workers/thread-handlers';

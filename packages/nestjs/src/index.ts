@@ -1,8 +1,9 @@
 /**
- * @corepool/nestjs: corepool's pool as a Nest module — `ComputeModule`,
+ * `@corepool/nestjs`: corepool's pool as a Nest module — `ComputeModule`,
  * `WorkerPoolService`, `PoolHealthIndicator`, its metrics and its errors.
  *
  * @packageDocumentation
+ * @module \@corepool/nestjs
  */
 export { ComputeModule } from './compute.module';
 export { COMPUTE_MODULE_OPTIONS } from './compute.module-definition';

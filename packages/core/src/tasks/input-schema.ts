@@ -1,7 +1,7 @@
 /**
  * The one declaration of a task's input: a plain JSON Schema object, built with
  * the small builders below. The catalog and the OpenAPI document publish it as
- * is; the main thread compiles it once (`src/common/validation.ts`, with Ajv)
+ * is; the main thread compiles it once (`common/validation.ts`, with Ajv)
  * into a check that is linear in the input's size.
  *
  * Pure data and a few functions, no dependencies: worker threads load the task
