@@ -89,7 +89,9 @@ export function copyExample(
   const dir = join(into, name);
   cpSync(join(EXAMPLES, name), dir, {
     recursive: true,
-    filter: (source) => !['node_modules', 'dist'].includes(basename(source)),
+    // What a local install or build left: tsc's incremental state would call a missing dist/ built.
+    filter: (source) =>
+      !['node_modules', 'dist'].includes(basename(source)) && !source.endsWith('.tsbuildinfo'),
   });
   const manifestFile = join(dir, 'package.json');
   const manifest = readJson<PackageJson>(manifestFile);
