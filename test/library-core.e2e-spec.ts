@@ -60,11 +60,12 @@ describe('@corepool/core in a plain Node app (real process, real threads, the bu
     });
   });
 
-  it('works from CommonJS, and names the bad option or module', async () => {
+  it('works from CommonJS, names the bad option or module, and starts no thread once closed', async () => {
     expect(await app('plain-node-app.cjs')).toEqual({
       badThreads: 'RangeError: createPool: `threads` must be a number ≥ 0, got -1',
       noTasks: 'TypeError: createPool: `tasks` must be an array of module paths or file: URLs',
       notATask: expect.stringMatching(/^Error: .*not-a-task\.cjs exports no task definitions$/),
+      closedUnused: { code: 'SHUTTING_DOWN', threads: 0 },
       fib: 55,
     });
   });

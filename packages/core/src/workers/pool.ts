@@ -162,7 +162,8 @@ export class Pool {
    */
   async run(name: string, input: object, options: RunOptions = {}): Promise<TaskResult> {
     const arrivedAt = options.arrivedAt ?? performance.now();
-    if (!this.warm) await this.start();
+    // A closed pool is not started again: its run is refused below (SHUTTING_DOWN).
+    if (!this.warm && this.accepting) await this.start();
     const definition = this.registry.get(name);
     if (definition === undefined) throw Errors.taskNotFound(name);
     if (this.validates) input = validateInput(definition.input, input);
