@@ -1,3 +1,4 @@
+import type { PoolSettings } from '@corepool/core';
 import type {
   AuthMode,
   ClusterSchedulingPolicy,
@@ -62,26 +63,8 @@ export abstract class AppConfig {
     /** glibc malloc settings added to the forked HTTP processes' environment (ADR 0044). */
     readonly mallocEnv: Readonly<Record<string, string>>;
   };
-  abstract readonly pool: {
-    /** Worker threads in this process; 0 runs tasks inline on the event loop. */
-    readonly threads: number;
-    readonly maxQueue: number;
-    readonly taskTimeoutMs: number;
-    /** V8 heap cap of each thread (MB). */
-    readonly maxOldGenerationMb: number;
-    /** Recycle a thread after about this many tasks; 0 never does. */
-    readonly maxTasksPerThread: number;
-    /** Recycle a thread whose heap in use after a task exceeds this (MB); 0 never does. */
-    readonly recycleHeapMb: number;
-    /** Heap and external memory a thread may use while it runs a task (MB); 0: not watched. */
-    readonly maxMemoryMb: number;
-    /** Time a cancelled task has to return before its thread is terminated (ms). */
-    readonly cancelGraceMs: number;
-    /** Added to the threads' nice value, so the event loop wins the CPU. */
-    readonly niceIncrement: number;
-    /** Extra task modules (absolute paths) loaded next to the built-in tasks. */
-    readonly taskModules: readonly string[];
-  };
+  /** The worker threads of each process and how a task ends: the engine's own settings (`@corepool/core`). */
+  abstract readonly pool: PoolSettings['pool'];
   abstract readonly scheduler: {
     /** CoDel's target queue delay under overload (ms). */
     readonly targetDelayMs: number;

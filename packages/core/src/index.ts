@@ -5,9 +5,9 @@
  * @packageDocumentation
  * @module \@corepool/core
  */
-export { createPool, poolSettings, POOL_DEFAULTS, type PoolOptions } from './workers/pool-options';
-export { Pool, type PoolHost } from './workers/pool';
-export type { PoolLogger, PoolSettings } from './workers/pool-settings';
+export { POOL_DEFAULTS, type PoolOptions } from './workers/pool-options';
+export { createPool, Pool } from './workers/pool';
+export type { PoolHost, PoolLogger, PoolSettings } from './workers/pool-settings';
 export {
   THREAD_REPLACE_CAUSES,
   type PoolStats,
@@ -38,34 +38,8 @@ export {
 } from './common/app-error';
 export { ErrorCode } from './common/error-codes';
 
-export {
-  defineTask,
-  type BinaryTaskOptions,
-  type BodyCap,
-  type TaskDefinition,
-} from './tasks/task-definition';
-export {
-  boolean,
-  checkedBy,
-  defaultsOf,
-  inputSchema,
-  integer,
-  jsonObject,
-  oneOf,
-  string,
-  type InputRule,
-  type InputSchema,
-  type JsonSchema,
-  type PropertyOptions,
-  type PropertyRules,
-} from './tasks/input-schema';
-export {
-  TaskCancelledError,
-  type SpanAttributes,
-  type TaskContext,
-  type TaskSpan,
-} from './tasks/task-context';
-export { TaskInputError, type TaskInputCode } from './tasks/task-input-error';
+// The task contract, as a task module imports it (`@corepool/core/task`).
+export * from './task';
 export { TaskRegistry, loadTaskModule, type TaskModule } from './tasks/task-registry';
 
 export { JOBS_CLIENT_KEY, SHARED_CLIENT_KEY } from './scheduler/client-keys';

@@ -5,7 +5,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Pool, TaskRegistry, poolSettings } from '@corepool/core';
+import { Pool } from '@corepool/core';
 import type { ComputeModuleOptions } from './compute-module-options';
 import { COMPUTE_MODULE_OPTIONS } from './compute.module-definition';
 
@@ -18,11 +18,7 @@ import { COMPUTE_MODULE_OPTIONS } from './compute.module-definition';
 @Injectable()
 export class WorkerPoolService extends Pool implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(COMPUTE_MODULE_OPTIONS) options: ComputeModuleOptions) {
-    const settings = poolSettings(options);
-    super(settings, TaskRegistry.load(settings.pool.taskModules, options.preloadedTasks), {
-      ...options,
-      logger: options.logger ?? new Logger(WorkerPoolService.name),
-    });
+    super({ ...options, logger: options.logger ?? new Logger(WorkerPoolService.name) });
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,8 +1,7 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { constrainedMemory } from 'node:process';
-import { TaskRegistry, taskModulePath, type TaskModule } from '../tasks/task-registry';
-import { Pool, type PoolHost } from './pool';
-import type { PoolSettings } from './pool-settings';
+import { taskModulePath, type TaskModule } from '../tasks/task-registry';
+import type { PoolHost, PoolSettings } from './pool-settings';
 import { maxQueueForMemory } from './queue-bound';
 
 /**
@@ -57,21 +56,6 @@ export const POOL_DEFAULTS = {
     batchMaxMs: 2,
   },
 } as const;
-
-/**
- * A pool of worker threads that runs the tasks of `options.tasks`. Its
- * threads start with the first `run()` (or `start()`); `close()` drains it.
- *
- * ```ts
- * const pool = createPool({ tasks: [require.resolve('./tasks')], threads: 2 });
- * const { value } = await pool.run('fib', { n: 30 }, { deadlineMs: 2000 });
- * ```
- */
-export function createPool(options: PoolOptions): Pool {
-  const settings = poolSettings(options);
-  const registry = TaskRegistry.load(settings.pool.taskModules, options.preloadedTasks);
-  return new Pool(settings, registry, options);
-}
 
 /** `options` with every default filled in, checked: a bad value throws a `RangeError` naming it. */
 export function poolSettings(options: PoolOptions): PoolSettings {

@@ -1,3 +1,5 @@
+import type { TaskDefinition } from '../tasks/task-definition';
+
 /**
  * Everything the pool runs by, resolved: `createPool` fills these from its
  * options and their defaults (`pool-options.ts`); a host that reads its own
@@ -56,4 +58,23 @@ export interface PoolLogger {
   log(message: unknown, ...optionalParams: unknown[]): void;
   warn(message: unknown, ...optionalParams: unknown[]): void;
   error(message: unknown, ...optionalParams: unknown[]): void;
+}
+
+/** How the pool is hosted: where its lines go, and the file its threads load. */
+export interface PoolHost {
+  /** Default: lines go nowhere. Nest's `Logger`, pino and `console` fit. */
+  readonly logger?: PoolLogger;
+  /**
+   * The module each thread loads; default: the core's own entry, which loads
+   * `pool.taskModules`. A host may bring an entry of its own made with
+   * `threadHandlers` (`@corepool/core/thread`), e.g. one bundle with its tasks in it.
+   */
+  readonly threadFile?: string;
+  /** Tasks the host imported itself, known beside the modules' (its `threadFile` preloads the same). */
+  readonly preloadedTasks?: readonly TaskDefinition[];
+  /**
+   * `run` checks each input against its task's schema on the calling thread, defaults applied.
+   * Default true; false for a host that checks every input at its edge already (the service).
+   */
+  readonly validateInput?: boolean;
 }

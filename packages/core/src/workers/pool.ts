@@ -4,8 +4,8 @@ import type { Piscina } from 'piscina';
 import { CorepoolError, Errors } from '../common/app-error';
 import { IdleWaiter } from '../common/idle-waiter';
 import { validateInput } from '../common/validation';
-import type { TaskDefinition } from '../tasks/task-definition';
-import type { TaskRegistry } from '../tasks/task-registry';
+import { TaskRegistry } from '../tasks/task-registry';
+import { poolSettings, type PoolOptions } from './pool-options';
 import type { PoolLogger, PoolSettings } from './pool-settings';
 import { PoolThreads } from './pool-threads';
 import { RollingPercentiles } from './rolling-percentiles';
@@ -28,39 +28,8 @@ import type {
   TaskTimes,
 } from './pool.types';
 
-export type { TaskOutcome } from './task-failure';
-export {
-  THREAD_REPLACE_CAUSES,
-  type PoolStats,
-  type RunOptions,
-  type TaskResult,
-  type TaskSettled,
-  type TaskStopKind,
-  type TaskTimes,
-  type ThreadReplaceCause,
-} from './pool.types';
-
 /** Longest a task's result waits for its last progress report, which travels on another port. */
 const PROGRESS_END_WAIT_MS = 100;
-
-/** How the pool is hosted: where its lines go, and the file its threads load. */
-export interface PoolHost {
-  /** Default: lines go nowhere. Nest's `Logger`, pino and `console` fit. */
-  readonly logger?: PoolLogger;
-  /**
-   * The module each thread loads; default: the core's own entry, which loads
-   * `pool.taskModules`. A host may bring an entry of its own made with
-   * `threadHandlers` (`@corepool/core/thread`), e.g. one bundle with its tasks in it.
-   */
-  readonly threadFile?: string;
-  /** Tasks the host imported itself, known beside the modules' (its `threadFile` preloads the same). */
-  readonly preloadedTasks?: readonly TaskDefinition[];
-  /**
-   * `run` checks each input against its task's schema on the calling thread, defaults applied.
-   * Default true; false for a host that checks every input at its edge already (the service).
-   */
-  readonly validateInput?: boolean;
-}
 
 const SILENT: PoolLogger = { log: () => {}, warn: () => {}, error: () => {} };
 
@@ -76,6 +45,8 @@ const SILENT: PoolLogger = { log: () => {}, warn: () => {}, error: () => {} };
  * Made by `createPool`; the Nest module's `WorkerPoolService` is this class.
  */
 export class Pool {
+  private readonly config: PoolSettings;
+  private readonly registry: TaskRegistry;
   private readonly logger: PoolLogger;
   private readonly validates: boolean;
   private readonly events = new EventEmitter();
@@ -98,17 +69,18 @@ export class Pool {
   private accepting = true;
   private completed = 0;
 
-  constructor(
-    private readonly config: PoolSettings,
-    private readonly registry: TaskRegistry,
-    host: PoolHost = {},
-  ) {
-    this.logger = host.logger ?? SILENT;
-    this.validates = host.validateInput ?? true;
+  /** `options` are checked at once: a bad value throws a `RangeError` naming it (`poolSettings`). */
+  constructor(options: PoolOptions) {
+    const config = poolSettings(options);
+    const registry = TaskRegistry.load(config.pool.taskModules, options.preloadedTasks);
+    this.config = config;
+    this.registry = registry;
+    this.logger = options.logger ?? SILENT;
+    this.validates = options.validateInput ?? true;
     this.threads = new PoolThreads({
       config,
       logger: this.logger,
-      threadFile: host.threadFile,
+      threadFile: options.threadFile,
       accepting: () => this.accepting,
       inFlight: () => this.inFlight,
       onProgress: (message) => this.progress.deliver(message),
@@ -121,7 +93,7 @@ export class Pool {
     this.events.setMaxListeners(0);
   }
 
-  /** What the pool runs by, every default filled in. */
+  /** What the pool runs by, every default filled in (`createPool`'s options resolved). */
   get settings(): PoolSettings {
     return this.config;
   }
@@ -371,4 +343,17 @@ export class Pool {
   private queueSize(): number {
     return this.threads.pool === undefined ? 0 : this.dispatch.queued;
   }
+}
+
+/**
+ * A pool of worker threads that runs the tasks of `options.tasks`. Its
+ * threads start with the first `run()` (or `start()`); `close()` drains it.
+ *
+ * ```ts
+ * const pool = createPool({ tasks: [require.resolve('./tasks')], threads: 2 });
+ * const { value } = await pool.run('fib', { n: 30 }, { deadlineMs: 2000 });
+ * ```
+ */
+export function createPool(options: PoolOptions): Pool {
+  return new Pool(options);
 }
