@@ -10,21 +10,15 @@ import { serviceThreadFile } from './thread-file';
  */
 export function poolOptionsFrom(config: AppConfig): ComputeModuleOptions {
   const { pool, scheduler, readiness } = config;
+  // The service's pool settings are the engine's own (`PoolSettings['pool']`).
+  const { taskModules, ...poolLimits } = pool;
   return {
-    tasks: pool.taskModules,
+    ...poolLimits,
+    tasks: taskModules,
     preloadedTasks: builtInTasks,
     threadFile: serviceThreadFile(),
     // The edge checks every input before it asks for a run (task routes, job submissions).
     validateInput: false,
-    threads: pool.threads,
-    maxQueue: pool.maxQueue,
-    taskTimeoutMs: pool.taskTimeoutMs,
-    maxOldGenerationMb: pool.maxOldGenerationMb,
-    maxTasksPerThread: pool.maxTasksPerThread,
-    recycleHeapMb: pool.recycleHeapMb,
-    maxMemoryMb: pool.maxMemoryMb,
-    cancelGraceMs: pool.cancelGraceMs,
-    niceIncrement: pool.niceIncrement,
     closeTimeoutMs: config.shutdown.timeoutMs,
     scheduler: {
       targetDelayMs: scheduler.targetDelayMs,
