@@ -83,6 +83,28 @@ describe(ShareWatch.name, () => {
       expect(watch.decide([1, 2])).toBeUndefined();
     });
 
+    it('leaves a crowd alone: tasks wait everywhere, so no thread is spare however uneven', () => {
+      const watch = new ShareWatch(options);
+      // 10,000 clients, two thirds on process 1: both threads always busy.
+      watch.record(1, { answered: 2500, tasksPerThread: 6600 });
+      watch.record(2, { answered: 2500, tasksPerThread: 3300 });
+      expect(watch.decide([1, 2])).toBeUndefined();
+    });
+
+    it('moves no answers toward a process whose tasks wait too (a crowd arriving)', () => {
+      const watch = new ShareWatch(options);
+      watch.record(1, { answered: 900, tasksPerThread: 1 });
+      watch.record(2, { answered: 0, tasksPerThread: 1 });
+      expect(watch.decide([1, 2])).toBeUndefined();
+    });
+
+    it('moves tasks to a process with a thread to spare, though most of it is busy', () => {
+      const watch = new ShareWatch(options);
+      watch.record(1, { answered: 30, tasksPerThread: 4 });
+      watch.record(2, { answered: 30, tasksPerThread: 0.9 });
+      expect(watch.decide([1, 2])).toMatchObject({ id: 1, reason: 'tasks' });
+    });
+
     it('prefers the tasks to the answers: a light-route process answers more, the task process waits', () => {
       const watch = new ShareWatch(options);
       watch.record(1, { answered: 900, tasksPerThread: 0 });

@@ -31,7 +31,7 @@ export const DEFAULT_SHARE_WATCH: ShareWatchOptions = Object.freeze({
  * not accept.
  *
  * Tasks come first (ADR 0027): tasks waiting for a thread in one process
- * while the others have less work per thread is capacity lost, and it shows
+ * while another has a thread to spare is capacity lost, and it shows
  * with few, long tasks — 4 connections of 40 ms tasks on 2 processes are 50
  * answers a second at best, and when one process holds all 4, its thread
  * answers half that, too few for the count of answers to tell from noise.
@@ -61,19 +61,28 @@ export class ShareWatch {
     if (serving.length < 2 || !serving.every((id) => this.reports.has(id))) return undefined;
     const reports = serving.map((id) => ({ id, ...this.reports.get(id)! }));
     this.reports.clear();
+    // Connections move only toward a process with a thread to spare (less than one task
+    // per thread): while every thread is busy, a move gains nothing, makes clients
+    // reconnect, and during its hold a crowd's new connections all go elsewhere (ADR 0052).
+    const spareBesides = (busiest: number) =>
+      reports.some(({ id, tasksPerThread }) => id !== busiest && tasksPerThread < 1);
     // More than one task per thread on average: some waited for a thread.
     const byTasks = this.aboveShare(
       reports.map(({ id, tasksPerThread }) => ({ id, value: tasksPerThread })),
       1,
     );
-    if (byTasks !== undefined) return { ...byTasks, reason: 'tasks' };
+    if (byTasks !== undefined) {
+      return spareBesides(byTasks.id) ? { ...byTasks, reason: 'tasks' } : undefined;
+    }
     const total = reports.reduce((sum, { answered }) => sum + answered, 0);
     if (total < this.options.minAnswers) return undefined;
     const byAnswers = this.aboveShare(
       reports.map(({ id, answered }) => ({ id, value: answered })),
       0,
     );
-    return byAnswers === undefined ? undefined : { ...byAnswers, reason: 'answers' };
+    return byAnswers === undefined || !spareBesides(byAnswers.id)
+      ? undefined
+      : { ...byAnswers, reason: 'answers' };
   }
 
   /** The busiest, if above `floor` and past its ratio of the mean, with the fraction above the mean. */
