@@ -83,7 +83,7 @@ describe(loadConfig.name, () => {
       keepAliveTimeoutMs: 72_000,
       connectionTimeoutMs: 70_000,
       maxRequestsPerConnection: 0,
-      maxConnectionAgeMs: 5_000,
+      maxConnectionAgeMs: 60_000,
       // One thread in each of the 4 processes: 64 requests in progress before the loop pushes back.
       intake: { maxInProgress: 64, loopUtilization: 0.9 },
     });

@@ -6,6 +6,8 @@ import { IdleWaiter } from '@corepool/core/host';
 interface SocketState {
   /** When the connection was accepted (or first seen), on `performance.now()`'s clock. */
   readonly openedAt: number;
+  /** Its own share of the age bound, 0.9 to 1.1: connections opened together close apart. */
+  readonly ageShare: number;
   /** Requests in flight on it (more than one only when the client pipelines). */
   active: number;
   /** When its last response ended, or it was accepted: how long it has sat unused. */
@@ -123,10 +125,14 @@ export class ConnectionTracker {
     return answered;
   }
 
-  /** Milliseconds since the connection was accepted. */
-  ageOf(socket: Socket): number {
+  /**
+   * Whether the connection has lived past `maxAgeMs`, give or take its own 10 %
+   * (gRPC's jitter on `MAX_CONNECTION_AGE`): a crowd that connected at once
+   * reconnects spread over a fifth of the bound, not in one wave.
+   */
+  outlived(socket: Socket, maxAgeMs: number): boolean {
     const state = this.sockets.get(socket);
-    return state === undefined ? 0 : performance.now() - state.openedAt;
+    return state !== undefined && performance.now() - state.openedAt >= maxAgeMs * state.ageShare;
   }
 
   /**
@@ -207,6 +213,7 @@ export class ConnectionTracker {
     const now = performance.now();
     const state: SocketState = {
       openedAt: now,
+      ageShare: 0.9 + 0.2 * Math.random(),
       active: 0,
       idleSince: now,
       traffic: 0,

@@ -153,7 +153,7 @@ export class ShutdownService implements BeforeApplicationShutdown {
     // them when they were opened together (ADR 0027). The next response after the hold.
     if (this.hold?.holding === true) return false;
     const { maxConnectionAgeMs } = this.config.http;
-    return maxConnectionAgeMs > 0 && this.connections.ageOf(request.socket) >= maxConnectionAgeMs;
+    return maxConnectionAgeMs > 0 && this.connections.outlived(request.socket, maxConnectionAgeMs);
   }
 
   /** A task move's last request is answered: accept again once its client had time to reconnect. */

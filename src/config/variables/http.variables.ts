@@ -85,14 +85,17 @@ export class HttpVariables {
   HTTP_MAX_REQUESTS_PER_CONNECTION = 0;
 
   /**
-   * Once a keep-alive connection is older than this, its next response says `Connection: close`, so
-   * long-lived connections spread again over the processes (after a respawn, say). `0`: no limit.
+   * Once a keep-alive connection is older than this (give or take its own 10 %), its next response
+   * says `Connection: close`, so long-lived connections spread again over processes and pods. The
+   * primary moves connections itself when one process carries too many (docs/lifecycle.md); every
+   * reconnection costs the loop an accept, so a crowd of 10,000 clients pays for this bound
+   * (ADR 0052). `0`: no limit.
    */
   @Type(() => Number)
   @Min(0)
   @Max(86_400_000)
   @IsInt()
-  HTTP_MAX_CONNECTION_AGE_MS = 5_000;
+  HTTP_MAX_CONNECTION_AGE_MS = 60_000;
 
   /**
    * Requests in progress per process (read, not yet answered) past which, while the event loop
