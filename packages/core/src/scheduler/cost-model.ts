@@ -36,6 +36,8 @@ const RING = 16;
  * admits (ADR 0054).
  */
 export const WIDE_SPREAD = 2;
+/** Estimates kept per task between two runs; past it they are made afresh. */
+const MAX_ESTIMATES_KEPT = 1024;
 
 /**
  * Tasks and cost classes the model keeps apart at most: a task whose
@@ -184,6 +186,11 @@ export class CostModel {
   private readonly tasks = new Map<string, Map<number, SizeClass>>();
   /** Each task's class summaries, smallest first, until its next run is recorded. */
   private readonly points = new Map<string, readonly ClassSummary[]>();
+  /**
+   * Each task's estimates so far, by size and client, until its next run is recorded: a
+   * crowd of like requests is estimated once per run, not once per waiting task (ADR 0052).
+   */
+  private readonly estimates = new Map<string, Map<string, CostEstimate>>();
   /** Bumped on every recorded run, so a caller can tell when estimates may have changed. */
   private changes = 0;
 
@@ -219,12 +226,23 @@ export class CostModel {
         sure: false,
       };
     }
+    let known = this.estimates.get(task);
+    if (known === undefined || known.size >= MAX_ESTIMATES_KEPT) {
+      known = new Map();
+      this.estimates.set(task, known);
+    }
+    const units = unitsOf(size);
+    const key = `${units}\u0000${client}`;
+    const kept = known.get(key);
+    if (kept !== undefined) return kept;
     let points = this.points.get(task);
     if (points === undefined) {
       points = summaries(classes);
       this.points.set(task, points);
     }
-    return estimateFrom(points, unitsOf(size), this.sureAfter, client);
+    const estimate = estimateFrom(points, units, this.sureAfter, client);
+    known.set(key, estimate);
+    return estimate;
   }
 
   /** Whether `task` has been measured at least once. */
@@ -255,6 +273,7 @@ export class CostModel {
 
   private changed(task: string): void {
     this.points.delete(task);
+    this.estimates.delete(task);
     this.changes += 1;
   }
 
