@@ -171,6 +171,10 @@ const adminListeners = new WeakMap<NestFastifyApplication, AdminListener>();
  * set, the admin one on the same address.
  */
 export async function listen(app: NestFastifyApplication, config: AppConfig): Promise<void> {
-  await app.listen({ port: config.http.port, host: config.http.host });
+  await app.listen({
+    port: config.http.port,
+    host: config.http.host,
+    backlog: config.http.listenBacklog,
+  });
   await adminListeners.get(app)?.listen();
 }

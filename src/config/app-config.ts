@@ -45,6 +45,8 @@ export abstract class AppConfig {
     readonly maxRequestsPerConnection: number;
     /** A connection older than this is closed after its next response; 0: never. */
     readonly maxConnectionAgeMs: number;
+    /** Connections waiting to be accepted that the kernel keeps (capped by `net.core.somaxconn`). */
+    readonly listenBacklog: number;
     /** Pushing back at the socket when the event loop is the limit (`IntakeGate`). */
     readonly intake: {
       /** Requests in progress past which connections wait, unread; 0: never. */

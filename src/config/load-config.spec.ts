@@ -84,6 +84,7 @@ describe(loadConfig.name, () => {
       connectionTimeoutMs: 70_000,
       maxRequestsPerConnection: 0,
       maxConnectionAgeMs: 60_000,
+      listenBacklog: 65_535,
       // One thread in each of the 4 processes: 64 requests in progress before the loop pushes back.
       intake: { maxInProgress: 64, loopUtilization: 0.9 },
     });

@@ -132,6 +132,7 @@ function httpConfig(vars: EnvironmentVariables, { memory, threads }: Shape): App
         : vars.HTTP_CONNECTION_TIMEOUT_MS,
     maxRequestsPerConnection: vars.HTTP_MAX_REQUESTS_PER_CONNECTION,
     maxConnectionAgeMs: vars.HTTP_MAX_CONNECTION_AGE_MS,
+    listenBacklog: vars.HTTP_LISTEN_BACKLOG,
     intake: {
       maxInProgress:
         vars.HTTP_INTAKE_MAX_IN_PROGRESS === 'auto'

@@ -98,6 +98,18 @@ export class HttpVariables {
   HTTP_MAX_CONNECTION_AGE_MS = 60_000;
 
   /**
+   * Connections the kernel keeps waiting to be accepted (`listen(2)`'s backlog, capped by
+   * `net.core.somaxconn`). A crowd that connects at once waits there in line; past it the
+   * kernel drops connection attempts, which the clients retry only after a second or more,
+   * Kubernetes probes included. Node's default is 511 (docs/overload.md).
+   */
+  @Type(() => Number)
+  @Min(1)
+  @Max(65_535)
+  @IsInt()
+  HTTP_LISTEN_BACKLOG = 65_535;
+
+  /**
    * Requests in progress per process (read, not yet answered) past which, while the event loop
    * is saturated (`HTTP_INTAKE_LOOP_UTILIZATION`), a keep-alive connection's next request is left
    * unread in the kernel until its turn: clients wait in line at the socket instead of receiving

@@ -28,8 +28,13 @@ export type {
   Ticket,
 } from './scheduler-types';
 
-/** Waiting tasks are checked again at least this often while runs complete, and … */
+/** Waiting tasks are checked again no sooner than this after the last look, and … */
 const RECHECK_MIN_MS = 25;
+/**
+ * … no sooner than this per task waiting: a look walks every one, so a crowd of
+ * 10,000 is looked at twice a second, not in back-to-back stretches of the loop (ADR 0052).
+ */
+const RECHECK_MS_PER_WAITING = 0.05;
 /** … at the latest after this fraction of the shortest deadline waiting (bounded below and above). */
 const RECHECK_FRACTION = 8;
 const RECHECK_MAX_MS = 1000;
@@ -482,11 +487,11 @@ export class TaskScheduler {
     return this.costs.estimate(costKeyOf(ticket.task, ticket.costClass), ticket.size, ticket.key);
   }
 
-  /** Makes sure the waiting tasks are checked again within `withinMs` (at least `RECHECK_MIN_MS` apart). */
+  /** Makes sure the waiting tasks are checked again within `withinMs` (spaced as above). */
   private recheckWithin(now: number, withinMs: number): void {
     if (this.queued === 0) return;
     const dueAt = Math.max(
-      this.lastRecheckAt + RECHECK_MIN_MS,
+      this.lastRecheckAt + Math.max(RECHECK_MIN_MS, this.queued * RECHECK_MS_PER_WAITING),
       now + Math.min(RECHECK_MAX_MS, Math.max(0, withinMs)),
     );
     if (dueAt >= this.recheckDueAt) return;
