@@ -115,6 +115,37 @@ describe(IntakeGate.name, () => {
     });
   });
 
+  it('gives back what it holds a share at a time once the loop has room, not all in one turn', async () => {
+    const loop = { value: 1 };
+    const server = await gatedServer(1, loop);
+    const clients = Array.from({ length: 6 }, () => client(server.port));
+    try {
+      // One request stays in progress; five clients are answered and ask again: held.
+      const stays = clients[0]!.get('/stays');
+      await until(() => server.read.length === 1);
+      for (let i = 1; i <= 5; i++) {
+        const first = clients[i]!.get(`/c${i}`);
+        await until(() => server.read.includes(`/c${i}`));
+        server.answer(`/c${i}`);
+        await first;
+      }
+      const again = clients.slice(1).map((each, i) => each.get(`/again${i + 1}`));
+      await until(() => server.gate.connectionsHeld === 5);
+      loop.value = 0.2;
+      const readAgain = () => server.read.filter((url) => url.startsWith('/again'));
+      await until(() => readAgain().length > 0);
+      expect(readAgain().length).toBeLessThan(5);
+      // The bound keeps growing while the loop has room: every one is read in the end.
+      await until(() => readAgain().length === 5);
+      for (const url of readAgain()) server.answer(url);
+      server.answer('/stays');
+      await Promise.all([stays, ...again]);
+    } finally {
+      for (const each of clients) each.close();
+      await server.close();
+    }
+  });
+
   it('never holds a probe: its connection is read at once whatever the load', async () => {
     const loop = { value: 1 };
     const server = await gatedServer(1, loop);

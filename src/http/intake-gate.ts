@@ -21,8 +21,8 @@ const PROBE_PREFIX = '/health/';
  * the loop is saturated and more than `maxInProgress` requests are in
  * progress, a connection whose response just ended is paused (its next
  * request waits in the kernel's buffer, unread) and queued; it is resumed in
- * arrival order as requests end, or all at once when the loop has room
- * again. A client of a crowd then waits in line at its socket instead of
+ * arrival order as requests end, and more of them as the bound grows while
+ * the loop has room again. A client of a crowd then waits in line at its socket instead of
  * receiving a 503 that it would send again at once, each refusal costing the
  * loop about as much as a small task (docs/adr/0052-a-crowd-waits-in-line.md).
  *
@@ -36,9 +36,19 @@ type GatedSocket = Socket & { [RESUMED]?: boolean };
 
 /** How often held connections are looked at even when no request ends. */
 const TICK_MS = 100;
+/**
+ * Per tick while the loop has room and connections wait, the bound on requests in progress
+ * grows by this factor, and shrinks by its inverse while the loop is saturated (down to
+ * `maxInProgress`): held connections come back a share at a time. Resumed all at once, a
+ * crowd's thousands made one turn of the loop that read them all, and the probes waited
+ * seconds behind it (docs/adr/0057-a-crowds-connections-stay.md).
+ */
+const BOUND_STEP = 1.25;
 
 export class IntakeGate {
   private inProgress = 0;
+  /** The bound on requests in progress now: `maxInProgress`, or more while the loop has room. */
+  private bound: number;
   /** Connections resumed whose next request is still to come: they count as in progress. */
   private resuming = 0;
   private readonly held: GatedSocket[] = [];
@@ -63,7 +73,9 @@ export class IntakeGate {
   constructor(
     private readonly options: IntakeOptions,
     private readonly loop: LoopReading,
-  ) {}
+  ) {
+    this.bound = options.maxInProgress;
+  }
 
   /** Counts the server's requests from now on. */
   bind(server: Server): void {
@@ -74,6 +86,7 @@ export class IntakeGate {
     // and held connections are resumed once the loop has room, even if no request ends.
     this.timer = setInterval(() => {
       this.resuming = 0;
+      this.adjustBound();
       this.release();
     }, TICK_MS);
     this.timer.unref();
@@ -106,7 +119,14 @@ export class IntakeGate {
   }
 
   private full(): boolean {
-    return this.inProgress + this.resuming >= this.options.maxInProgress;
+    return this.inProgress + this.resuming >= this.bound;
+  }
+
+  private adjustBound(): void {
+    const base = this.options.maxInProgress;
+    if (this.loopSaturated()) this.bound = Math.max(base, Math.floor(this.bound / BOUND_STEP));
+    else if (this.connectionsHeld > 0) this.bound = Math.ceil(this.bound * BOUND_STEP);
+    else this.bound = base;
   }
 
   private holds(request: IncomingMessage): boolean {
@@ -123,13 +143,9 @@ export class IntakeGate {
     this.release();
   }
 
-  /**
-   * Resumes held connections in arrival order while requests in progress
-   * leave room; all of them once the loop is no longer saturated.
-   */
+  /** Resumes held connections in arrival order while the requests in progress leave room. */
   private release(): void {
-    const all = !this.loopSaturated();
-    while (this.heldHead < this.held.length && (all || !this.full())) {
+    while (this.heldHead < this.held.length && !this.full()) {
       const socket = this.held[this.heldHead]!;
       this.heldHead += 1;
       if (socket.destroyed) continue;
