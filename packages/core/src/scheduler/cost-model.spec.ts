@@ -35,6 +35,20 @@ describe(CostModel.name, () => {
     expect(model.estimate('hash', 100)).toMatchObject({ ms: 20, floorMs: 20, sure: true });
   });
 
+  it('is sure after two runs that agree closely, floored with a margin until the runs are enough', () => {
+    // Two threads: four runs make a size sure, or two within a quarter of each other.
+    const model = new CostModel(50, () => 0, 2);
+    measure(model, 'compute', 1000, 300, 1);
+    model.record('compute', 330, 1000);
+    expect(model.estimate('compute', 1000)).toMatchObject({ floorMs: 200, sure: true });
+    measure(model, 'compute', 1000, 300, 2);
+    expect(model.estimate('compute', 1000)).toMatchObject({ floorMs: 300, sure: true });
+    // Two runs further apart are not enough.
+    measure(model, 'hash', 1000, 300, 1);
+    model.record('hash', 450, 1000);
+    expect(model.estimate('hash', 1000)).toMatchObject({ floorMs: 0, sure: false });
+  });
+
   it('learns each cost class apart: dear runs of one leave another unmeasured', () => {
     const model = new CostModel(50);
     measure(model, costKeyOf('compress', 'gzip-9'), 1000, 400, 4);

@@ -36,6 +36,16 @@ const RING = 16;
  * admits (ADR 0054).
  */
 export const WIDE_SPREAD = 2;
+/**
+ * Runs at one size agree closely when the slowest is at most this many times
+ * the fastest. Two such runs make the size sure before `sureAfterRuns` (a
+ * burst after a few runs is refused on arrival, not once its first tasks
+ * end), with a floor of the fastest over `EARLY_FLOOR_MARGIN`: first runs
+ * may all be slow alike (ADR 0057).
+ */
+const CLOSE_SPREAD = 1.25;
+const MIN_CLOSE_RUNS = 2;
+const EARLY_FLOOR_MARGIN = 1.5;
 /** Estimates kept per task between two runs; past it they are made afresh. */
 const MAX_ESTIMATES_KEPT = 1024;
 
@@ -109,6 +119,7 @@ class SizeClass {
       runs: times.length,
       onlyClient: this.clients.every((client) => client === first) ? first : undefined,
       wide: (times[Math.ceil((3 * last) / 4)] as number) > WIDE_SPREAD * lowMs,
+      close: last >= 1 && (times[last] as number) <= CLOSE_SPREAD * (times[0] as number),
       size: quantile(sizes, 0.5),
       ms: quantile(times, 0.5),
       // The floor pairs a low time with a high size: for a cost that grows
@@ -132,6 +143,8 @@ interface ClassSummary {
   readonly onlyClient: string | undefined;
   /** The runs disagree widely (`WIDE_SPREAD`): the class is not sure, and its floor is its fastest run. */
   readonly wide: boolean;
+  /** Two runs or more, all within `CLOSE_SPREAD` of each other. */
+  readonly close: boolean;
   /** Median size and run time. */
   readonly size: number;
   readonly ms: number;
@@ -310,10 +323,14 @@ function estimateFrom(
 ): CostEstimate {
   const speaks = (point: ClassSummary, runs: number) =>
     point.runs >= runs && (point.onlyClient === undefined || point.onlyClient === client);
-  const floorMs = floorAt(points, units, (point) => speaks(point, sureAfter));
+  // Enough runs, or fewer that agree closely (then floored with a margin).
+  const surely = (point: ClassSummary) =>
+    speaks(point, point.close ? Math.min(MIN_CLOSE_RUNS, sureAfter) : sureAfter);
+  const early = (point: ClassSummary) => point.runs < sureAfter;
+  const floorMs = floorAt(points, units, surely, early);
   const seenMs = floorAt(points, units, (point) => speaks(point, 1));
-  const fastestMs = fastestAt(points, units, (point) => speaks(point, sureAfter));
-  const sure = isSure(points, units, (point) => speaks(point, sureAfter));
+  const fastestMs = fastestAt(points, units, surely);
+  const sure = isSure(points, units, surely);
   const ms = Math.max(
     floorMs,
     curveAt(points, units, (point) => point.ms),
@@ -340,18 +357,22 @@ function fastestAt(
 /**
  * The largest floor measured at this size or below, over the classes
  * counted: a larger input costs at least what a smaller one measurably did.
- * A class whose runs disagree widely floors at its fastest run.
+ * A class whose runs disagree widely floors at its fastest run; one counted
+ * on few close runs (`early`), at its fastest over `EARLY_FLOOR_MARGIN`.
  */
 function floorAt(
   points: readonly ClassSummary[],
   units: number,
   counts: (point: ClassSummary) => boolean,
+  early: (point: ClassSummary) => boolean = () => false,
 ): number {
   let floor = 0;
   for (const point of points) {
     if (!counts(point)) continue;
     if (point.wide) {
       if (point.largestSize <= units) floor = Math.max(floor, point.fastestMs);
+    } else if (early(point)) {
+      if (point.largestSize <= units) floor = Math.max(floor, point.fastestMs / EARLY_FLOOR_MARGIN);
     } else if (point.lowSize <= units) floor = Math.max(floor, point.lowMs);
   }
   return floor;
