@@ -57,6 +57,11 @@ interface Poison {
  * cheap run (a tenth of the dear one or less) still finishes well inside it.
  */
 const DEADLINE_SHARE_OF_DEAR = 0.6;
+/**
+ * Runs whose slowest is within this many times the fastest, as the client timed them, are
+ * within the model's `WIDE_SPREAD` (2) on the thread's clock, with a margin for the HTTP.
+ */
+const WIDE_ON_THE_CLIENTS_CLOCK = 1.8;
 
 describe('cost classes: dear runs of one class never refuse a cheap request of another (real service, real threads)', () => {
   let service: RunningApp;
@@ -97,18 +102,24 @@ describe('cost classes: dear runs of one class never refuse a cheap request of a
       const poisoner = { 'x-client-id': `poisoner-${name.split(' ')[0]}` };
       const victim = { 'x-client-id': `victim-${name.split(' ')[0]}` };
       let fastestDearMs = Infinity;
+      let slowestDearMs = 0;
       for (let run = 0; run < 3; run++) {
         const started = performance.now();
         expect(await send(service, dear, poisoner)).toMatchObject({ status: 200 });
         fastestDearMs = Math.min(fastestDearMs, performance.now() - started);
+        slowestDearMs = Math.max(slowestDearMs, performance.now() - started);
       }
       const deadlineMs = Math.round(fastestDearMs * DEADLINE_SHARE_OF_DEAR);
       const deadline = { 'x-request-timeout-ms': String(deadlineMs) };
-      // The dear class is measured and sure: the same request with this deadline is refused.
-      expect(await send(service, dear, { ...poisoner, ...deadline })).toEqual({
-        status: 503,
-        reason: 'too-long',
-      });
+      const dearAgain = await send(service, dear, { ...poisoner, ...deadline });
+      // The dear class is measured: the same request with this deadline is refused, unless
+      // a busy machine spread its runs so wide (over twice the fastest, ADR 0054) that the
+      // model is not sure of it, and then it may run.
+      if (slowestDearMs <= WIDE_ON_THE_CLIENTS_CLOCK * fastestDearMs) {
+        expect(dearAgain).toEqual({ status: 503, reason: 'too-long' });
+      } else {
+        expect([200, 503, 504]).toContain(dearAgain.status);
+      }
       expect(await send(service, cheap, { ...victim, ...deadline })).toMatchObject({
         status: 200,
       });
