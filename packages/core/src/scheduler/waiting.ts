@@ -28,6 +28,26 @@ export interface Waiting {
   timer?: NodeJS.Timeout;
 }
 
+/**
+ * The time a task that waited must still have to start: nine runs in ten of
+ * its measured size end within it; where its size was not measured enough,
+ * the least its runs so far took, and nothing where none was measured, so
+ * that a guess never sheds it.
+ */
+export function neededToStart(estimate: CostEstimate): number {
+  return estimate.sure ? estimate.highMs : estimate.seenMs;
+}
+
+/**
+ * A task that waited starts only while the time it needs (`neededToStart`)
+ * still fits before its deadline: started later, it would most likely end
+ * in a 504 after holding a thread for the rest of its deadline.
+ */
+export function lateToStart(waiting: Waiting, now: number): boolean {
+  const needMs = neededToStart(waiting.estimate);
+  return needMs > 0 && now + needMs >= waiting.ticket.deadlineAt;
+}
+
 /** A task on a thread, for the estimate of when threads free up. */
 export interface Running {
   /** The tasks it carries: one, or a batch. */
