@@ -16,7 +16,9 @@ import type { RenamedVariable } from './renamed-variables';
  * here, once, so the rest of the code only ever sees numbers.
  */
 export abstract class AppConfig {
-  /** Old variable names found in the environment: each is warned about once, at start (ADR 0049). */
+  /**
+   * Old variable names found in the environment: each is warned about once, at start (ADR 0049).
+   */
   abstract readonly renamedVariables: readonly RenamedVariable[];
   abstract readonly http: {
     readonly port: number;
@@ -45,7 +47,9 @@ export abstract class AppConfig {
     readonly maxRequestsPerConnection: number;
     /** A connection older than this is closed after its next response; 0: never. */
     readonly maxConnectionAgeMs: number;
-    /** Connections waiting to be accepted that the kernel keeps (capped by `net.core.somaxconn`). */
+    /**
+     * Connections waiting to be accepted that the kernel keeps (capped by `net.core.somaxconn`).
+     */
     readonly listenBacklog: number;
     /** Pushing back at the socket when the event loop is the limit (`IntakeGate`). */
     readonly intake: {
@@ -58,14 +62,23 @@ export abstract class AppConfig {
   abstract readonly cluster: {
     /** HTTP processes (`CLUSTER_PROCESSES`); 1 means no primary, no fork. */
     readonly processes: number;
-    /** `kernel`: the processes accept from one shared socket; `round-robin`: the primary hands connections on. */
+    /**
+     * `kernel`: the processes accept from one shared socket; `round-robin`: the primary hands
+     * connections on.
+     */
     readonly schedulingPolicy: ClusterSchedulingPolicy;
-    /** `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or `NODE_OPTIONS` sets it. */
+    /**
+     * `--max-semi-space-size` (MiB) for the forked HTTP processes; 0: V8's default, or
+     * `NODE_OPTIONS` sets it.
+     */
     readonly maxSemiSpaceMb: number;
     /** glibc malloc settings added to the forked HTTP processes' environment (ADR 0044). */
     readonly mallocEnv: Readonly<Record<string, string>>;
   };
-  /** The worker threads of each process and how a task ends: the engine's own settings (`@corepool/core`). */
+  /**
+   * The worker threads of each process and how a task ends: the engine's own settings
+   * (`@corepool/core`).
+   */
   abstract readonly pool: PoolSettings['pool'];
   abstract readonly scheduler: {
     /** CoDel's target queue delay under overload (ms). */
@@ -141,9 +154,15 @@ export abstract class AppConfig {
   };
   /** OpenTelemetry tracing, from the standard `OTEL_*` variables (docs/observability.md). */
   abstract readonly tracing: {
-    /** An endpoint is set, `OTEL_TRACES_EXPORTER` is not `none` and `OTEL_SDK_DISABLED` is not true; false: the SDK is never loaded. */
+    /**
+     * An endpoint is set, `OTEL_TRACES_EXPORTER` is not `none` and `OTEL_SDK_DISABLED` is not true;
+     * false: the SDK is never loaded.
+     */
     readonly enabled: boolean;
-    /** Where traces go, as the exporter takes it: the traces endpoint as written, or the base endpoint with `/v1/traces` (HTTP). */
+    /**
+     * Where traces go, as the exporter takes it: the traces endpoint as written, or the base
+     * endpoint with `/v1/traces` (HTTP).
+     */
     readonly endpoint: string | undefined;
     readonly protocol: OtlpProtocol;
     /** The export's headers, the traces ones over the generic ones key by key. */
@@ -180,9 +199,14 @@ export abstract class AppConfig {
     readonly logLevel: OtelLogLevel;
     /** `WORKER_NICE_INCREMENT`: the export thread lowers its priority as the task threads do. */
     readonly niceIncrement: number;
-    /** `messaging.system` of the job spans: `corepool` (its own SQLite queue) or `bullmq` (on Redis). */
+    /**
+     * `messaging.system` of the job spans: `corepool` (its own SQLite queue) or `bullmq` (on
+     * Redis).
+     */
     readonly jobsSystem: 'corepool' | 'bullmq';
-    /** What the variables asked that was read another way than written, logged when tracing starts. */
+    /**
+     * What the variables asked that was read another way than written, logged when tracing starts.
+     */
     readonly warnings: readonly string[];
   };
   abstract readonly jobs: {
