@@ -63,7 +63,7 @@ export class ShareWatch {
     this.reports.clear();
     // Connections move only toward a process with a thread to spare (less than one task
     // per thread): while every thread is busy, a move gains nothing, makes clients
-    // reconnect, and during its hold a crowd's new connections all go elsewhere (ADR 0052).
+    // reconnect, and during its hold a crowd's new connections all go elsewhere (ADR 0057).
     const spareBesides = (busiest: number) =>
       reports.some(({ id, tasksPerThread }) => id !== busiest && tasksPerThread < 1);
     // More than one task per thread on average: some waited for a thread.

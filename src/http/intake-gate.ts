@@ -22,9 +22,10 @@ const PROBE_PREFIX = '/health/';
  * progress, a connection whose response just ended is paused (its next
  * request waits in the kernel's buffer, unread) and queued; it is resumed in
  * arrival order as requests end, and more of them as the bound grows while
- * the loop has room again. A client of a crowd then waits in line at its socket instead of
- * receiving a 503 that it would send again at once, each refusal costing the
- * loop about as much as a small task (docs/adr/0052-a-crowd-waits-in-line.md).
+ * the loop has room again. A client of a crowd then waits in line at its
+ * socket instead of receiving a 503 that it would send again at once, each
+ * refusal costing the loop about as much as a small task
+ * (docs/adr/0052-a-crowd-waits-in-line.md).
  *
  * Only connections that just carried an answer are held: a new connection's
  * first request (a probe, a new client) is read as ever, and a connection

@@ -89,7 +89,7 @@ export class HttpVariables {
    * says `Connection: close`, so long-lived connections spread again over processes and pods. The
    * primary moves connections itself when one process carries too many (docs/lifecycle.md); every
    * reconnection costs the loop an accept, so a crowd of 10,000 clients pays for this bound
-   * (ADR 0052). `0`: no limit.
+   * (ADR 0057). `0`: no limit.
    */
   @Type(() => Number)
   @Min(0)

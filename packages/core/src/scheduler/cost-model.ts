@@ -41,7 +41,7 @@ export const WIDE_SPREAD = 2;
  * the fastest. Two such runs make the size sure before `sureAfterRuns` (a
  * burst after a few runs is refused on arrival, not once its first tasks
  * end), with a floor of the fastest over `EARLY_FLOOR_MARGIN`: first runs
- * may all be slow alike (ADR 0057).
+ * may all be slow alike (ADR 0058).
  */
 const CLOSE_SPREAD = 1.25;
 const MIN_CLOSE_RUNS = 2;
@@ -201,7 +201,7 @@ export class CostModel {
   private readonly points = new Map<string, readonly ClassSummary[]>();
   /**
    * Each task's estimates so far, by size and client, until its next run is recorded: a
-   * crowd of like requests is estimated once per run, not once per waiting task (ADR 0052).
+   * crowd of like requests is estimated once per run, not once per waiting task (ADR 0057).
    */
   private readonly estimates = new Map<string, Map<string, CostEstimate>>();
   /** Bumped on every recorded run, so a caller can tell when estimates may have changed. */
@@ -240,10 +240,10 @@ export class CostModel {
       };
     }
     let known = this.estimates.get(task);
-    if (known === undefined || known.size >= MAX_ESTIMATES_KEPT) {
+    if (known === undefined) {
       known = new Map();
       this.estimates.set(task, known);
-    }
+    } else if (known.size >= MAX_ESTIMATES_KEPT) known.clear();
     const units = unitsOf(size);
     const key = `${units}\u0000${client}`;
     const kept = known.get(key);
@@ -286,7 +286,8 @@ export class CostModel {
 
   private changed(task: string): void {
     this.points.delete(task);
-    this.estimates.delete(task);
+    // Cleared, not dropped: a task recorded thousands of times a second keeps one map.
+    this.estimates.get(task)?.clear();
     this.changes += 1;
   }
 
